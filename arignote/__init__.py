@@ -1,0 +1,14 @@
+"""arignote: compile symbolic array expressions into fast callables.
+
+The public API follows PyTensor 3's, so ``import arignote as pytensor`` is meant to work
+for what is implemented.
+"""
+
+from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.op import Op
+from arignote.graph.type import Type
+
+__version__ = "0.1.0"
+
+__all__ = ["Apply", "Constant", "FunctionGraph", "Op", "Type", "Variable", "__version__"]

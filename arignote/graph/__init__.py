@@ -1,0 +1,27 @@
+"""The graph core: Variables, Applies, Ops, Types, FunctionGraphs and how to walk them."""
+
+from arignote.graph.basic import Apply, Constant, Variable, clone, clone_get_equiv, equal_computations
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.op import Op
+from arignote.graph.replace import clone_replace, graph_replace
+from arignote.graph.traversal import ancestors, applys_between, graph_inputs, io_toposort, toposort
+from arignote.graph.type import Type
+
+__all__ = [
+    "Apply",
+    "Constant",
+    "FunctionGraph",
+    "Op",
+    "Type",
+    "Variable",
+    "ancestors",
+    "applys_between",
+    "clone",
+    "clone_get_equiv",
+    "clone_replace",
+    "equal_computations",
+    "graph_inputs",
+    "graph_replace",
+    "io_toposort",
+    "toposort",
+]

@@ -1,0 +1,609 @@
+"""FunctionGraph: a graph with declared inputs and outputs, and the clients of every variable.
+
+This is the structure the rewriter works on. It knows every Apply node and Variable
+between its inputs and outputs, and ``clients[var]`` lists every ``(node, i)`` with
+``node.inputs[i] is var``; a graph output is used by an :class:`Output` client node, so
+``clients[var][k][0].inputs[clients[var][k][1]] is var`` always holds. Changes go through
+:meth:`FunctionGraph.replace` / :meth:`FunctionGraph.change_node_input`; nodes that lose
+their last client are pruned, new nodes are imported, and attached features are told.
+
+>>> from arignote.graph.basic import Apply
+>>> from arignote.graph.fg import FunctionGraph
+>>> from arignote.graph.op import Op
+>>> from arignote.graph.type import Type
+>>> class T(Type):
+...     def filter(self, data, strict=False, allow_downcast=None):
+...         return data
+>>> class Neg(Op):
+...     __props__ = ()
+...     def make_node(self, x):
+...         return Apply(self, [x], [x.type()])
+>>> x = T()("x")
+>>> y = Neg()(x)
+>>> fg = FunctionGraph([x], [y], clone=False)
+>>> [(str(node.op), i) for node, i in fg.clients[y]]
+[('Output{idx=0}', 0)]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from arignote.graph.basic import Apply, AtomicVariable, Variable, clone_get_equiv
+from arignote.graph.features import AlreadyThere, Feature, ReplaceValidate, _is_noop
+from arignote.graph.op import Op
+from arignote.graph.traversal import applys_between, general_toposort, graph_inputs, io_toposort, vars_between
+from arignote.graph.utils import MissingInputError, format_site
+
+__all__ = ["ClientType", "FunctionGraph", "Output"]
+
+ClientType = tuple[Apply, int]
+
+
+class Output(Op):
+    """The client node that marks ``fgraph.outputs[idx]``; it computes nothing."""
+
+    __props__ = ("idx",)
+    view_map = {0: [0]}
+
+    def __init__(self, idx: int):
+        self.idx = idx
+
+    def make_node(self, inp: Variable) -> Apply:
+        return Apply._unchecked(self, [inp], [], None)
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list) -> None:
+        raise RuntimeError("Output nodes mark graph outputs; they are never run")
+
+
+class FunctionGraph:
+    """A graph between ``inputs`` and ``outputs`` that tracks clients and notifies features.
+
+    Parameters
+    ----------
+    inputs
+        The graph's inputs (Variables with no owner). ``None``: every non-constant root.
+    outputs
+        The Variables the graph computes (a single Variable is accepted too).
+    features
+        :class:`~arignote.graph.features.Feature` objects to attach.
+    clone
+        Copy the graph first (default), so the caller's graph is never modified.
+    update_mapping
+        ``{output index: input index}`` for outputs that update inputs (shared variables).
+    """
+
+    def __init__(
+        self,
+        inputs: Sequence[Variable] | None = None,
+        outputs: Sequence[Variable] | Variable | None = None,
+        features: Iterable[Feature] | None = None,
+        clone: bool = True,
+        update_mapping: dict[int, int] | None = None,
+        **clone_kwds: Any,
+    ):
+        if outputs is None:
+            raise ValueError("FunctionGraph needs outputs")
+        outputs = [outputs] if isinstance(outputs, Variable) else list(outputs)
+        if inputs is None:
+            inputs = [v for v in graph_inputs(outputs) if not isinstance(v, AtomicVariable)]
+        inputs = list(inputs)
+        for i, var in enumerate(outputs):
+            if not isinstance(var, Variable):
+                raise TypeError(
+                    f"FunctionGraph output {i} must be a Variable, got {type(var).__name__} {var!r}"
+                )
+        for i, var in enumerate(inputs):
+            if not isinstance(var, Variable):
+                raise TypeError(
+                    f"FunctionGraph input {i} must be a Variable, got {type(var).__name__} {var!r}"
+                )
+            if var.owner is not None:
+                raise ValueError(
+                    f"FunctionGraph input {i} ({var}) is the output of {var.owner}; inputs must be "
+                    "root Variables. Use clone_replace/graph_replace to cut the graph there."
+                )
+        if clone:
+            memo = clone_get_equiv(inputs, outputs, copy_inputs=True, copy_orphans=False, **clone_kwds)
+            inputs = [memo[i] for i in inputs]
+            outputs = [memo[o] for o in outputs]
+
+        self.execute_callbacks_time = 0.0
+        self.execute_callbacks_times: dict = {}
+        self._features: list = []
+        self._callbacks: dict[str, list] = {}
+        self.apply_nodes: set[Apply] = set()
+        self.variables: set[Variable] = set()
+        self.inputs: list[Variable] = []
+        self._input_set: set[Variable] = set()
+        self.outputs: list[Variable] = []
+        self.clients: dict[Variable, list[ClientType]] = {}
+        self.update_mapping = update_mapping
+        self.profile = None
+
+        for f in features or ():
+            self.attach_feature(f)
+        self.attach_feature(ReplaceValidate())
+
+        for var in inputs:
+            if var in self._input_set:
+                raise ValueError(f"FunctionGraph input {var} is listed twice")
+            self.add_input(var, check=False)
+        for var in outputs:
+            self.add_output(var, reason="init")
+
+    # -- membership -----------------------------------------------------------------------
+
+    def get_clients(self, var: Variable) -> list[ClientType]:
+        """The ``(node, i)`` pairs that use ``var`` (``Output`` nodes for outputs)."""
+        return self.clients[var]
+
+    def add_client(self, var: Variable, new_client: ClientType) -> None:
+        self.clients[var].append(new_client)
+
+    def setup_var(self, var: Variable) -> None:
+        self.clients.setdefault(var, [])
+
+    def setup_node(self, node: Apply) -> None:
+        """Check what can be checked about a node as it enters the graph."""
+        op = node.op
+        for attr in ("view_map", "destroy_map"):
+            mapping = getattr(op, attr, None) or {}
+            for out, ins in mapping.items():
+                if not isinstance(ins, (list, tuple)):
+                    raise ValueError(f"{op}.{attr}[{out}] must be a list of input indices, got {ins!r}")
+                if not 0 <= out < len(node.outputs) or any(not 0 <= i < len(node.inputs) for i in ins):
+                    raise ValueError(f"{op}.{attr} = {mapping!r} names an output or input that {node} lacks")
+
+    def add_input(self, var: Variable, check: bool = True) -> None:
+        """Declare ``var`` (a root Variable) as an input; with ``check``, a repeat is ignored."""
+        if check and var in self._input_set:
+            return
+        if var.owner is not None:
+            raise ValueError(f"{var} is the output of {var.owner}; only root Variables can be inputs")
+        self.inputs.append(var)
+        self._input_set.add(var)
+        self.setup_var(var)
+        self.variables.add(var)
+
+    def add_output(self, var: Variable, reason: Any = None, import_missing: bool = False) -> None:
+        """Append ``var`` to the outputs, importing whatever it needs."""
+        self.import_var(var, reason=reason, import_missing=import_missing)
+        self.outputs.append(var)
+        self.clients[var].append((Output(len(self.outputs) - 1).make_node(var), 0))
+
+    def import_var(self, var: Variable, reason: Any = None, import_missing: bool = False) -> None:
+        """Bring ``var`` (and the nodes computing it) into the graph."""
+        if var in self.variables:
+            return
+        if var.owner is not None:
+            self.import_node(var.owner, reason=reason, import_missing=import_missing)
+            return
+        if not isinstance(var, AtomicVariable):
+            if not import_missing:
+                raise self._missing_input(var, None)
+            self.add_input(var)
+            return
+        self.setup_var(var)
+        self.variables.add(var)
+
+    def import_node(
+        self, apply_node: Apply, check: bool = True, reason: Any = None, import_missing: bool = False
+    ) -> None:
+        """Bring ``apply_node`` and every not-yet-known node it depends on into the graph.
+
+        A root Variable that is neither an input nor a constant is a
+        :class:`~arignote.graph.utils.MissingInputError` (or, with ``import_missing``, a
+        new input). Nothing is changed when that error is raised.
+        """
+        known = self.variables
+        new_nodes = io_toposort(known, apply_node.outputs)
+        if check:
+            for node in new_nodes:
+                for inp in node.inputs:
+                    if inp.owner is None and inp not in known and not isinstance(inp, AtomicVariable):
+                        if not import_missing:
+                            raise self._missing_input(inp, node)
+                        self.add_input(inp)
+                self.setup_node(node)
+        callbacks = self._callbacks_for("on_import")
+        for node in new_nodes:
+            self.apply_nodes.add(node)
+            for out in node.outputs:
+                self.setup_var(out)
+                known.add(out)
+            for i, inp in enumerate(node.inputs):
+                if inp not in known:
+                    self.setup_var(inp)
+                    known.add(inp)
+                self.clients[inp].append((node, i))
+            for cb in callbacks:
+                self._run_callback(cb, node, reason)
+
+    def _missing_input(self, var: Variable, node: Apply | None) -> MissingInputError:
+        used = f", used by {node} (created at {format_site(node.trace)})" if node is not None else ""
+        return MissingInputError(
+            f"Variable {var} of Type {var.type} is needed{used}, but it is not an input of this "
+            "FunctionGraph and not a constant. Add it to the inputs (or pass import_missing=True).",
+            variable=var,
+        )
+
+    # -- changes --------------------------------------------------------------------------
+
+    def remove_client(
+        self, var: Variable, client_to_remove: ClientType, reason: Any = None, remove_if_empty: bool = False
+    ) -> None:
+        """Forget one use of ``var``; prune whatever that leaves unused (iteratively)."""
+        clients = self.clients
+        stack = [(var, client_to_remove)]
+        prune_cbs = None
+        while stack:
+            var, client = stack.pop()
+            var_clients = clients.get(var)
+            if var_clients is None:
+                continue
+            # the client may already be gone (removed along another path): fine
+            with contextlib.suppress(ValueError):
+                var_clients.remove(client)
+            if var_clients:
+                continue
+            node = var.owner
+            if node is None:
+                if var not in self._input_set:
+                    self.variables.discard(var)
+                    del clients[var]
+                continue
+            if node not in self.apply_nodes or any(clients.get(o) for o in node.outputs):
+                continue
+            self.apply_nodes.remove(node)
+            for out in node.outputs:
+                self.variables.discard(out)
+                clients.pop(out, None)
+            if prune_cbs is None:
+                prune_cbs = self._callbacks_for("on_prune")
+            for cb in prune_cbs:
+                self._run_callback(cb, node, reason)
+            stack.extend((inp, (node, i)) for i, inp in enumerate(node.inputs))
+
+    def change_node_input(
+        self,
+        node: Apply,
+        i: int,
+        new_var: Variable,
+        reason: Any = None,
+        import_missing: bool = False,
+        check: bool = True,
+    ) -> None:
+        """Make ``node.inputs[i]`` be ``new_var`` (an Output node: change that output).
+
+        With ``check``, ``new_var``'s Type must be acceptable where the old input was
+        (``old.type.is_super(new.type)``), else ``TypeError``.
+        """
+        old = node.inputs[i]
+        if old is new_var:
+            return
+        if check and not old.type.is_super(new_var.type):
+            raise TypeError(
+                f"Cannot use {new_var} (Type {new_var.type}) as input {i} of {node}: it replaces "
+                f"{old} of Type {old.type}, and {old.type} is not a supertype of {new_var.type}"
+            )
+        self.import_var(new_var, reason=reason, import_missing=import_missing)
+        node.inputs[i] = new_var
+        if isinstance(node.op, Output):
+            self.outputs[node.op.idx] = new_var
+        self.clients[new_var].append((node, i))
+        self.remove_client(old, (node, i), reason=reason)
+        for cb in self._callbacks_for("on_change_input"):
+            self._run_callback(cb, node, i, old, new_var, reason=reason)
+
+    def replace(
+        self,
+        var: Variable,
+        new_var: Variable,
+        reason: Any = None,
+        verbose: bool | None = None,
+        import_missing: bool = False,
+    ) -> None:
+        """Make every client of ``var`` use ``new_var`` instead.
+
+        ``new_var`` is filtered through ``var.type`` (a narrower Type is fine, an
+        incompatible one a ``TypeError``). A replacement that would make the graph loop
+        (``new_var`` computed from ``var``'s clients) is a ``ValueError``. Replacing a
+        Variable that is not in the graph does nothing.
+        """
+        if verbose:
+            print(
+                f"rewriting: rewrite {reason} replaces {var} of {var.owner} with {new_var} of {new_var.owner}"
+            )
+        new_var = var.type.filter_variable(new_var, allow_convert=True)
+        if var not in self.variables or var is new_var:
+            return
+        self._check_no_cycle(var, new_var)
+        for node, i in list(self.clients[var]):
+            self.change_node_input(
+                node, i, new_var, reason=reason, import_missing=import_missing, check=False
+            )
+
+    def replace_all(self, pairs: Iterable[tuple[Variable, Variable]], **kwargs: Any) -> None:
+        """:meth:`replace` each ``(var, new_var)`` pair, in order."""
+        for var, new_var in pairs:
+            self.replace(var, new_var, **kwargs)
+
+    def _check_no_cycle(self, var: Variable, new_var: Variable) -> None:
+        # new_var must not be computed from var. Ancestors of var cannot be descendants of
+        # it, so the search stops at var's owner's inputs: for the usual local rewrite it
+        # visits only the freshly built nodes.
+        owner = var.owner
+        stop = set(owner.inputs) if owner is not None else set()
+        seen: set = set()
+        stack = [new_var]
+        while stack:
+            v = stack.pop()
+            if v is var:
+                raise ValueError(
+                    f"Replacing {var} by {new_var} would create a cycle: {new_var} is computed from {var}"
+                )
+            if v in seen or v in stop:
+                continue
+            seen.add(v)
+            if v.owner is not None:
+                stack.extend(v.owner.inputs)
+
+    def remove_node(self, node: Apply, reason: Any = None) -> None:
+        """Remove ``node`` and everything that uses it (outputs included); prune the rest."""
+        if node not in self.apply_nodes:
+            return
+
+        def users(n: Apply) -> list[Apply]:
+            return [c for out in n.outputs for c, _ in self.clients.get(out, ())]
+
+        for n in general_toposort([node], users):
+            if isinstance(n.op, Output):
+                if n.inputs[0] in self.variables and n.op.idx < len(self.outputs):
+                    self.remove_output(n.op.idx, reason=reason)
+                continue
+            if n not in self.apply_nodes:
+                continue
+            for out in n.outputs:
+                for client in list(self.clients.get(out, ())):
+                    self.remove_client(out, client, reason=reason)
+            if n in self.apply_nodes:
+                self._drop_node(n, reason)
+
+    def _drop_node(self, node: Apply, reason: Any) -> None:
+        self.apply_nodes.remove(node)
+        for out in node.outputs:
+            self.variables.discard(out)
+            self.clients.pop(out, None)
+        for cb in self._callbacks_for("on_prune"):
+            self._run_callback(cb, node, reason)
+        for i, inp in enumerate(node.inputs):
+            self.remove_client(inp, (node, i), reason=reason)
+
+    def remove_output(self, output_idx: int, reason: Any = None) -> None:
+        """Drop ``outputs[output_idx]``; later outputs move down one place."""
+        n = len(self.outputs)
+        if not -n <= output_idx < n:
+            raise IndexError(f"output index {output_idx} out of range for {n} outputs")
+        output_idx %= n
+        old = self.outputs.pop(output_idx)
+        self._renumber_output_clients(output_idx, n)
+        client = next(
+            c for c in self.clients[old] if isinstance(c[0].op, Output) and c[0].op.idx == output_idx
+        )
+        self.remove_client(old, client, reason=reason)
+
+    def _renumber_output_clients(self, removed: int, old_count: int) -> None:
+        # Output ops are immutable (their idx is their identity), so shifted outputs get new
+        # client nodes; the removed one keeps its client until remove_client drops it.
+        for idx in range(removed + 1, old_count):
+            var = self.outputs[idx - 1]
+            cl = self.clients[var]
+            for k, (cnode, ci) in enumerate(cl):
+                if isinstance(cnode.op, Output) and cnode.op.idx == idx:
+                    cl[k] = (Output(idx - 1).make_node(var), ci)
+                    break
+
+    def remove_input(self, input_idx: int, reason: Any = None) -> None:
+        """Drop ``inputs[input_idx]`` and every node (and output) computed from it."""
+        var = self.inputs[input_idx]
+        for node, _ in list(self.clients.get(var, ())):
+            if isinstance(node.op, Output):
+                if node.op.idx < len(self.outputs) and self.outputs[node.op.idx] is var:
+                    self.remove_output(node.op.idx, reason=reason)
+            else:
+                self.remove_node(node, reason=reason)
+        self.inputs.pop(input_idx)
+        self._input_set.discard(var)
+        self.variables.discard(var)
+        self.clients.pop(var, None)
+
+    # -- features -------------------------------------------------------------------------
+
+    def attach_feature(self, feature: Feature) -> None:
+        """Attach ``feature`` (its ``on_attach`` may decline with AlreadyThere)."""
+        if feature in self._features:
+            return
+        attach = getattr(feature, "on_attach", None)
+        if attach is not None:
+            try:
+                attach(self)
+            except AlreadyThere:
+                return
+        self.execute_callbacks_times.setdefault(feature, 0.0)
+        self._features.append(feature)
+        self._callbacks.clear()
+
+    def remove_feature(self, feature: Feature) -> None:
+        """Detach ``feature`` (calls its ``on_detach``); unknown features are ignored."""
+        try:
+            self._features.remove(feature)
+        except ValueError:
+            return
+        self._callbacks.clear()
+        detach = getattr(feature, "on_detach", None)
+        if detach is not None:
+            detach(self)
+
+    def _callbacks_for(self, name: str) -> list:
+        cbs = self._callbacks.get(name)
+        if cbs is None:
+            cbs = self._callbacks[name] = [
+                (f, getattr(f, name)) for f in self._features if hasattr(f, name) and not _is_noop(f, name)
+            ]
+        return cbs
+
+    def _run_callback(self, cb: tuple, *args: Any, **kwargs: Any) -> Any:
+        feature, fn = cb
+        t0 = time.perf_counter()
+        try:
+            return fn(self, *args, **kwargs)
+        finally:
+            dt = time.perf_counter() - t0
+            self.execute_callbacks_times[feature] += dt
+            self.execute_callbacks_time += dt
+
+    def execute_callbacks(self, name: str, *args: Any, **kwargs: Any) -> None:
+        """Call ``feature.<name>(self, *args, **kwargs)`` on every feature that has it."""
+        for cb in self._callbacks_for(name):
+            self._run_callback(cb, *args, **kwargs)
+
+    def collect_callbacks(self, name: str, *args: Any) -> dict:
+        """``{feature: feature.<name>(*args)}`` for every feature that has it."""
+        return {f: getattr(f, name)(*args) for f in self._features if hasattr(f, name)}
+
+    # -- orders and checks ----------------------------------------------------------------
+
+    def orderings(self) -> dict[Apply, list[Apply]]:
+        """Extra scheduling constraints from the features: ``{node: [must run before]}``."""
+        merged: dict = {}
+        for f in self._features:
+            fn = getattr(f, "orderings", None)
+            if fn is None or _is_noop(f, "orderings"):
+                continue
+            ords = fn(self)
+            if not isinstance(ords, dict):
+                raise TypeError(f"{f}.orderings must return a dict, got {type(ords).__name__}")
+            for node, prereqs in ords.items():
+                merged.setdefault(node, []).extend(p for p in prereqs if p not in merged.get(node, ()))
+        return merged
+
+    def toposort(self) -> list[Apply]:
+        """Every node, each after the nodes it depends on (and the features' orderings)."""
+        if len(self.apply_nodes) < 2:
+            return list(self.apply_nodes)
+        return io_toposort(self.inputs, self.outputs, self.orderings())
+
+    def check_integrity(self) -> None:
+        """Verify every cached fact (nodes, variables, clients, outputs) against the graph.
+
+        Raises ``Exception`` (``GraphCycleError`` for a loop) describing the first
+        inconsistency found.
+        """
+        io_toposort(self.inputs, self.outputs)  # raises GraphCycleError on a loop
+        nodes = set(applys_between(self.inputs, self.outputs))
+        if nodes != self.apply_nodes:
+            raise Exception(
+                "FunctionGraph.apply_nodes is out of date: missing "
+                f"{nodes - self.apply_nodes}, in excess {self.apply_nodes - nodes}"
+            )
+        variables = set(vars_between(self.inputs, self.outputs)) | set(self.inputs)
+        if variables != self.variables:
+            raise Exception(
+                "FunctionGraph.variables is out of date: missing "
+                f"{variables - self.variables}, in excess {self.variables - variables}"
+            )
+        expected: dict = {v: Counter() for v in variables}
+        for node in nodes:
+            for i, inp in enumerate(node.inputs):
+                expected[inp][(node, i)] += 1
+        for idx, out in enumerate(self.outputs):
+            expected[out][("output", idx)] += 1
+        for var in variables:
+            if var.owner is None and var not in self._input_set and not isinstance(var, AtomicVariable):
+                raise Exception(f"Undeclared input {var} in the graph")
+            if var.owner is not None and var.owner not in nodes:
+                raise Exception(f"{var} is in the graph but its owner {var.owner} is not")
+            actual: Counter = Counter()
+            for cnode, i in self.clients.get(var, ()):
+                if isinstance(cnode.op, Output):
+                    if cnode.inputs[0] is not var or self.outputs[cnode.op.idx] is not var:
+                        raise Exception(f"Output client {cnode.op} of {var} does not match fgraph.outputs")
+                    actual[("output", cnode.op.idx)] += 1
+                else:
+                    if cnode.inputs[i] is not var:
+                        raise Exception(f"Client ({cnode}, {i}) of {var} does not use it at input {i}")
+                    actual[(cnode, i)] += 1
+            if actual != expected[var]:
+                raise Exception(
+                    f"Wrong clients for {var}: recorded {dict(actual)}, expected {dict(expected[var])}"
+                )
+        if set(self.clients) - variables:
+            raise Exception(
+                f"Clients recorded for variables not in the graph: {set(self.clients) - variables}"
+            )
+
+    # -- copies ---------------------------------------------------------------------------
+
+    def clone(self, check_integrity: bool = True) -> FunctionGraph:
+        """A copy of this graph (new nodes and variables) with the same features attached."""
+        return self.clone_get_equiv(check_integrity)[0]
+
+    def clone_get_equiv(
+        self, check_integrity: bool = True, attach_feature: bool = True, **kwargs: Any
+    ) -> tuple[FunctionGraph, dict]:
+        """A copy of this graph and the ``{old: new}`` map of its nodes and variables."""
+        equiv = clone_get_equiv(self.inputs, self.outputs, **kwargs)
+        fg = FunctionGraph(
+            [equiv[i] for i in self.inputs],
+            [equiv[o] for o in self.outputs],
+            clone=False,
+            update_mapping=self.update_mapping,
+        )
+        if check_integrity:
+            fg.check_integrity()
+        if attach_feature:
+            for feature in self._features:
+                if not isinstance(feature, ReplaceValidate):
+                    fg.attach_feature(feature.clone() if hasattr(feature, "clone") else feature)
+        return fg, equiv
+
+    def __str__(self) -> str:
+        if len(self.apply_nodes) > 50:
+            return (
+                f"FunctionGraph(<{len(self.apply_nodes)} nodes, {len(self.inputs)} inputs, "
+                f"{len(self.outputs)} outputs>)"
+            )
+        return f"FunctionGraph({', '.join(_expr(o, set(self.inputs)) for o in self.outputs)})"
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def __getstate__(self) -> dict:
+        d = dict(self.__dict__)
+        for f in self._features:
+            for attr in getattr(f, "pickle_rm_attr", ()):
+                d.pop(attr, None)
+        d["_callbacks"] = {}
+        return d
+
+    def __setstate__(self, d: dict) -> None:
+        self.__dict__.update(d)
+        features, self._features = self._features, []
+        for f in features:
+            self.attach_feature(f)
+
+
+def _expr(var: Variable, inputs: set) -> str:
+    """Nested ``op(args)`` text of ``var`` (iterative; used for small graphs only)."""
+    text: dict = {}
+    for node in io_toposort(inputs, [var]):
+        args = ", ".join(text.get(i, str(i)) for i in node.inputs)
+        s = f"{node.op}({args})"
+        for k, out in enumerate(node.outputs):
+            text[out] = out.name or (s if len(node.outputs) == 1 else f"{s}.{k}")
+    return text.get(var, str(var))

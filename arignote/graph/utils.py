@@ -1,0 +1,199 @@
+"""Small shared pieces of the graph core: errors, scratchpads, ``__props__`` identity, traces.
+
+Nothing in here knows about Variables or Ops specifically; the classes in
+:mod:`arignote.graph.basic`, :mod:`arignote.graph.op` and :mod:`arignote.graph.type`
+build on these.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+
+class MethodNotDefined(Exception):
+    """An optional method of the Op or Type contract is not defined for this object.
+
+    Raised by the defaults of optional hooks (``filter_inplace`` for instance), so that
+    callers can tell "not provided" apart from a failure inside a provided method.
+    """
+
+
+class MissingInputError(Exception):
+    """A graph needs a variable that is neither a declared input nor a constant."""
+
+    def __init__(self, *args: Any, variable: Any = None):
+        super().__init__(*args)
+        self.variable = variable
+
+
+class InconsistencyError(Exception):
+    """A graph change would break an invariant that a feature guards (a validator said no)."""
+
+
+class TestValueError(Exception):
+    """Kept for PyTensor compatibility: a test value was missing or wrong."""
+
+
+# --- tags -------------------------------------------------------------------------------
+
+
+class Scratchpad:
+    """A plain attribute bag attached to Variables and Apply nodes as ``tag``.
+
+    Anything may be stored on it; it carries no meaning for the graph itself.
+    """
+
+    def clear(self) -> None:
+        self.__dict__.clear()
+
+    def __update__(self, other: Scratchpad) -> Scratchpad:
+        self.__dict__.update(other.__dict__)
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  # mutable bag
+
+    def __str__(self) -> str:
+        return f"scratchpad{self.__dict__}"
+
+    __repr__ = __str__
+
+    def info(self) -> None:
+        print(f"<arignote.graph.utils.Scratchpad instance at {id(self)}>")
+        for k, v in self.__dict__.items():
+            print(f"  {k}: {v}")
+
+
+class ValidatingScratchpad(Scratchpad):
+    """A :class:`Scratchpad` that passes one attribute through a validating function."""
+
+    def __init__(self, attr: str, attr_filter: Any):
+        super().__init__()
+        object.__setattr__(self, "_attr", attr)
+        object.__setattr__(self, "_attr_filter", attr_filter)
+
+    def __setattr__(self, attr: str, obj: Any) -> None:
+        if getattr(self, "_attr", None) == attr:
+            obj = self._attr_filter(obj)
+        object.__setattr__(self, attr, obj)
+
+
+# --- identity from __props__ ------------------------------------------------------------
+
+
+def _props_eq(self: Any, other: Any) -> bool:
+    if self is other:
+        return True
+    return type(self) is type(other) and self._props() == other._props()
+
+
+def _props_hash(self: Any) -> int:
+    try:
+        return hash((type(self), self._props()))
+    except TypeError as err:
+        bad = [p for p in self.__props__ if not _hashable(getattr(self, p))]
+        raise TypeError(
+            f"{type(self).__name__}: every attribute named in __props__ must be hashable "
+            f"(immutable); unhashable: {bad}"
+        ) from err
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _props_str(self: Any) -> str:
+    props = self.__props__
+    if not props:
+        return type(self).__name__
+    body = ", ".join(f"{p}={getattr(self, p)!r}" for p in props)
+    return f"{type(self).__name__}{{{body}}}"
+
+
+class MetaType(type):
+    """Metaclass that turns a class-level ``__props__`` tuple into value identity.
+
+    For a class that declares ``__props__`` (a tuple of attribute names) it provides
+    ``_props()`` (the values, in order), ``_props_dict()``, and, unless the class body
+    defines them itself, ``__eq__``, ``__hash__`` and ``__str__``. Two instances are then
+    equal exactly when they are of the same class and their props are equal, which is
+    what lets graph merging recognise two applications of "the same" Op.
+    """
+
+    def __new__(mcs, name: str, bases: tuple, dct: dict) -> MetaType:
+        props = dct.get("__props__")
+        if props is not None:
+            if not isinstance(props, tuple) or not all(isinstance(p, str) for p in props):
+                raise TypeError(f"{name}.__props__ must be a tuple of attribute names, got {props!r}")
+            getters = tuple(props)
+
+            def _props(self: Any) -> tuple:
+                return tuple(getattr(self, p) for p in getters)
+
+            def _props_dict(self: Any) -> dict:
+                return {p: getattr(self, p) for p in getters}
+
+            dct["_props"] = _props
+            dct["_props_dict"] = _props_dict
+            dct.setdefault("__eq__", _props_eq)
+            dct.setdefault("__hash__", _props_hash)
+            dct.setdefault("__str__", _props_str)
+        return super().__new__(mcs, name, bases, dct)
+
+
+class MetaObject(metaclass=MetaType):
+    """Base of Ops and Types: identity from ``__props__`` when declared, else by object."""
+
+    __slots__ = ()
+
+    def _props(self) -> tuple:
+        raise ValueError(f"{type(self).__name__} does not declare __props__")
+
+    def _props_dict(self) -> dict:
+        raise ValueError(f"{type(self).__name__} does not declare __props__")
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+
+# --- where the user created something ---------------------------------------------------
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def user_frame_site(skip: int = 1) -> tuple[str, int, str] | None:
+    """Return ``(filename, lineno, function)`` of the first frame outside arignote.
+
+    Cheap on purpose (no ``traceback`` module, no source lines read): it walks a few
+    frame objects, so recording it on every node costs well under a microsecond.
+    Source text is only looked up when an error message is built.
+    """
+    frame = sys._getframe(skip + 1)
+    pkg = _PACKAGE_DIR
+    while frame is not None:
+        code = frame.f_code
+        if not code.co_filename.startswith(pkg):
+            return (code.co_filename, frame.f_lineno, code.co_name)
+        frame = frame.f_back
+    return None
+
+
+def format_site(site: tuple[str, int, str] | None) -> str:
+    """Human-readable form of a :func:`user_frame_site` result, with the source line."""
+    if site is None:
+        return "<unknown location>"
+    import linecache
+
+    filename, lineno, func = site
+    line = linecache.getline(filename, lineno).strip()
+    text = f'File "{filename}", line {lineno}, in {func}'
+    return f"{text}\n    {line}" if line else text

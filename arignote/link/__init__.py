@@ -1,0 +1,1 @@
+"""Linkers: turning a FunctionGraph into something that runs."""

@@ -75,6 +75,9 @@ class Apply(Node):
         self.op = op
         self.inputs = _checked_inputs(op, inputs)
         self.outputs = outs = list(outputs)
+        # Check every output before taking ownership of any: a rejected node must not
+        # leave its would-be outputs (possibly graph inputs) pointing at it.
+        ins = self.inputs
         for i, out in enumerate(outs):
             if not isinstance(out, Variable):
                 raise TypeError(
@@ -86,18 +89,18 @@ class Apply(Node):
                         f"Apply of {op}: output {i} is a {type(out).__name__}; "
                         "constants and nominal variables cannot be computed"
                     )
-                out.owner = self
-                out.index = i
             elif out.owner is not self or out.index != i:
                 raise ValueError(
                     f"Apply of {op}: output {i} ({out}) is already the output of another node "
                     f"({out.owner}); make a fresh Variable with `type()` instead"
                 )
-        if outs:
-            ins = self.inputs
-            for out in outs:
-                if any(out is inp for inp in ins):
-                    raise ValueError(f"Apply of {op}: {out} is both an input and an output; that is a cycle")
+            if any(out is inp for inp in ins):
+                raise ValueError(f"Apply of {op}: {out} is both an input and an output; that is a cycle")
+        if len(outs) > 1 and len({id(o) for o in outs}) != len(outs):
+            raise ValueError(f"Apply of {op}: the same Variable is given as several outputs")
+        for i, out in enumerate(outs):
+            out.owner = self
+            out.index = i
         self.tag = Scratchpad()
         self.trace = user_frame_site()
 

@@ -246,14 +246,18 @@ class ReplaceValidate(History, Validator):
 class NodeFinder(Bookkeeper):
     """Keeps an index of the graph's nodes by Op: ``fgraph.get_nodes(op)``."""
 
+    pickle_rm_attr = ["get_nodes"]
+
     def __init__(self) -> None:
         self.fgraph: FunctionGraph | None = None
         self.d: dict = {}
 
     def on_attach(self, fgraph: FunctionGraph) -> None:
-        if self.fgraph is not None or hasattr(fgraph, "get_nodes"):
+        # (self.fgraph is fgraph when an unpickled graph re-attaches its features)
+        if (self.fgraph is not None and self.fgraph is not fgraph) or hasattr(fgraph, "get_nodes"):
             raise AlreadyThere("NodeFinder is already attached")
         self.fgraph = fgraph
+        self.d = {}
         fgraph.get_nodes = partial(self.query, fgraph)  # type: ignore[attr-defined]
         Bookkeeper.on_attach(self, fgraph)
 

@@ -334,24 +334,32 @@ class FunctionGraph:
             self.replace(var, new_var, **kwargs)
 
     def _check_no_cycle(self, var: Variable, new_var: Variable) -> None:
-        # new_var must not be computed from var. Ancestors of var cannot be descendants of
-        # it, so the search stops at var's owner's inputs: for the usual local rewrite it
-        # visits only the freshly built nodes.
+        # After the replacement, the graph's clients of var use new_var: that loops exactly
+        # when new_var is computed from one of them, i.e. when its ancestry reaches a node
+        # of this graph that has var as an input. A new node may use var (it keeps doing
+        # so: ``replace(y, f(y))`` is fine), so the walk does not go past var. Ancestors
+        # of var cannot be descendants of it, so it also stops at var's owner's inputs:
+        # for the usual local rewrite it visits only the freshly built nodes.
         owner = var.owner
         stop = set(owner.inputs) if owner is not None else set()
+        stop.add(var)
+        apply_nodes = self.apply_nodes
         seen: set = set()
         stack = [new_var]
         while stack:
             v = stack.pop()
-            if v is var:
-                raise ValueError(
-                    f"Replacing {var} by {new_var} would create a cycle: {new_var} is computed from {var}"
-                )
             if v in seen or v in stop:
                 continue
             seen.add(v)
-            if v.owner is not None:
-                stack.extend(v.owner.inputs)
+            node = v.owner
+            if node is None:
+                continue
+            if node in apply_nodes and any(inp is var for inp in node.inputs):
+                raise ValueError(
+                    f"Replacing {var} by {new_var} would create a cycle: {new_var} is computed "
+                    f"from {node}, which uses {var}"
+                )
+            stack.extend(node.inputs)
 
     def remove_node(self, node: Apply, reason: Any = None) -> None:
         """Remove ``node`` and everything that uses it (outputs included); prune the rest."""
@@ -359,18 +367,18 @@ class FunctionGraph:
             return
 
         def users(n: Apply) -> list[Apply]:
-            return [c for out in n.outputs for c, _ in self.clients.get(out, ())]
+            return [
+                c for out in n.outputs for c, _ in self.clients.get(out, ()) if not isinstance(c.op, Output)
+            ]
 
-        for n in general_toposort([node], users):
-            if isinstance(n.op, Output):
-                if n.inputs[0] in self.variables and n.op.idx < len(self.outputs):
-                    self.remove_output(n.op.idx, reason=reason)
-                continue
-            if n not in self.apply_nodes:
-                continue
-            for out in n.outputs:
-                for client in list(self.clients.get(out, ())):
-                    self.remove_client(out, client, reason=reason)
+        doomed = general_toposort([node], users)  # every user before the nodes it uses
+        doomed_set = set(doomed)
+        # Drop the outputs they compute, last first so the indices still to visit do not
+        # move; pruning then takes away the doomed nodes (and whatever only they used).
+        for idx in range(len(self.outputs) - 1, -1, -1):
+            if self.outputs[idx].owner in doomed_set:
+                self.remove_output(idx, reason=reason)
+        for n in doomed:
             if n in self.apply_nodes:
                 self._drop_node(n, reason)
 
@@ -412,11 +420,11 @@ class FunctionGraph:
         """Drop ``inputs[input_idx]`` and every node (and output) computed from it."""
         var = self.inputs[input_idx]
         for node, _ in list(self.clients.get(var, ())):
-            if isinstance(node.op, Output):
-                if node.op.idx < len(self.outputs) and self.outputs[node.op.idx] is var:
-                    self.remove_output(node.op.idx, reason=reason)
-            else:
+            if not isinstance(node.op, Output):
                 self.remove_node(node, reason=reason)
+        for idx in range(len(self.outputs) - 1, -1, -1):
+            if self.outputs[idx] is var:
+                self.remove_output(idx, reason=reason)
         self.inputs.pop(input_idx)
         self._input_set.discard(var)
         self.variables.discard(var)

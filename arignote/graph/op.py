@@ -143,11 +143,13 @@ class Op(MetaObject):
         in_cells = [storage_map[v] for v in node.inputs]
         out_cells = [storage_map[v] for v in node.outputs]
         perform = getattr(self, "debug_perform", self.perform) if debug else self.perform
-        params = node.run_params() if hasattr(self, "get_params") else None
+        # An Op with get_params always gets the params argument, even when they are None.
+        has_params = hasattr(self, "get_params")
+        params = node.run_params() if has_params else None
         no_recycle = [storage_map[v] for v in node.outputs if v in no_recycling] if no_recycling else []
         done = [compute_map[v] for v in node.outputs] if compute_map is not None else []
 
-        if params is None:
+        if not has_params:
 
             def thunk() -> None:
                 for cell in no_recycle:

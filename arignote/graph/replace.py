@@ -97,6 +97,8 @@ def graph_replace(
         new_inputs = [memo.get(i, i) for i in node.inputs]
         if any(n is not o for n, o in zip(new_inputs, node.inputs)):
             new_node = node.clone_with_new_inputs(new_inputs, strict=True)
-            memo.update(zip(node.outputs, new_node.outputs))
+            for old_out, new_out in zip(node.outputs, new_node.outputs):
+                # an output that is itself replaced keeps its replacement
+                memo.setdefault(old_out, new_out)
     result = [memo.get(o, o) for o in outs]
     return result[0] if single else result

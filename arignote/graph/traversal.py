@@ -48,13 +48,14 @@ def walk(
     expand: Callable[[T], Iterable[T] | None],
     bfs: bool = True,
     return_children: bool = False,
-    hash_fn: Callable[[T], Hashable] = id,
+    hash_fn: Callable[[T], Hashable] | None = None,
 ) -> Generator:
     """Visit ``nodes`` and everything ``expand`` reaches from them, each once.
 
     Breadth first by default; depth first with ``bfs=False`` (children are popped from
     the end, so give them in reverse to visit the first one first). With
-    ``return_children`` each item is ``(node, children)``.
+    ``return_children`` each item is ``(node, children)``. Nodes are told apart by
+    hash and equality (Variables and Applies: by identity), or by ``hash_fn(node)``.
     """
     if bfs:
         queue: deque = deque(nodes)
@@ -65,7 +66,9 @@ def walk(
     seen: set = set()
     while queue:
         node = pop()
-        key = hash_fn(node)
+        # Keep the node itself in ``seen`` (not its id): an id can be reused once a
+        # visited node is garbage collected, which would wrongly skip a new node.
+        key = node if hash_fn is None else hash_fn(node)
         if key in seen:
             continue
         seen.add(key)
@@ -284,16 +287,19 @@ def get_var_by_name(
 
 
 def variable_depends_on(
-    variable: Variable, depends_on: Iterable[Variable], stop_search_at: Iterable[Variable] | None = None
+    variable: Variable,
+    depends_on: Variable | Iterable[Variable],
+    stop_search_at: Iterable[Variable] | None = None,
 ) -> bool:
-    """Whether ``variable`` has any of ``depends_on`` among its ancestors."""
-    targets = set(depends_on)
+    """Whether ``variable`` has any of ``depends_on`` (one Variable or several) among its
+    ancestors (``variable`` itself included)."""
+    targets = {depends_on} if isinstance(depends_on, Variable) else set(depends_on)
     if not targets:
         return False
     return any(v in targets for v in ancestors([variable], blockers=stop_search_at))
 
 
 def apply_depends_on(apply: Apply, depends_on: Apply | Iterable[Apply]) -> bool:
-    """Whether ``apply`` (directly or not) uses an output of ``depends_on``."""
+    """Whether ``apply`` is one of ``depends_on`` or (directly or not) uses an output of one."""
     targets = {depends_on} if isinstance(depends_on, Apply) else set(depends_on)
-    return any(var.owner in targets for var in ancestors(apply.inputs))
+    return apply in targets or any(var.owner in targets for var in ancestors(apply.inputs))

@@ -35,6 +35,8 @@ class InconsistencyError(Exception):
 class TestValueError(Exception):
     """Kept for PyTensor compatibility: a test value was missing or wrong."""
 
+    __test__ = False  # not a pytest test class, despite its name
+
 
 # --- tags -------------------------------------------------------------------------------
 
@@ -73,6 +75,13 @@ class ValidatingScratchpad(Scratchpad):
 
     def __init__(self, attr: str, attr_filter: Any):
         super().__init__()
+        object.__setattr__(self, "_attr", attr)
+        object.__setattr__(self, "_attr_filter", attr_filter)
+
+    def clear(self) -> None:
+        """Forget every attribute but keep validating the same one."""
+        attr, attr_filter = self._attr, self._attr_filter
+        super().clear()
         object.__setattr__(self, "_attr", attr)
         object.__setattr__(self, "_attr_filter", attr_filter)
 

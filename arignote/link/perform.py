@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from arignote.graph.basic import Apply, Constant, Variable
-from arignote.graph.traversal import graph_inputs, io_toposort
+from arignote.graph.traversal import ancestors, io_toposort
 from arignote.graph.utils import MissingInputError, format_site
 
 __all__ = ["describe_node_failure", "evaluate"]
@@ -24,13 +24,15 @@ def _resolve_givens(outputs: Sequence[Variable], givens: Mapping[Any, Any]) -> d
     for key, value in givens.items():
         if isinstance(key, str):
             if by_name is None:
+                # any named Variable of the graph, as in PyTensor: an intermediate one cuts
+                # the graph there
                 by_name = {}
-                for v in graph_inputs(outputs):
+                for v in ancestors(outputs):
                     if v.name is not None:
                         by_name.setdefault(v.name, []).append(v)
             matches = by_name.get(key, [])
             if len(matches) != 1:
-                what = "no input" if not matches else f"{len(matches)} inputs"
+                what = "no variable" if not matches else f"{len(matches)} variables"
                 raise ValueError(f"eval: {what} of the graph named {key!r}; pass the Variable itself")
             key = matches[0]
         elif not isinstance(key, Variable):
@@ -38,7 +40,15 @@ def _resolve_givens(outputs: Sequence[Variable], givens: Mapping[Any, Any]) -> d
         try:
             resolved[key] = key.type.filter(value)
         except (TypeError, ValueError) as err:
-            raise type(err)(f"Bad value for input {key} (expected Type {key.type}): {err}") from err
+            msg = f"Bad value for input {key} (expected Type {key.type}): {err}"
+            try:
+                new = type(err)(msg)
+            except Exception:  # an exception class that needs other arguments
+                new = None
+            if new is None:
+                err.add_note(msg)
+                raise
+            raise new from err
     return resolved
 
 
@@ -61,9 +71,10 @@ def describe_node_failure(node: Apply, values: Sequence[Any]) -> str:
 
 
 def evaluate(outputs: Sequence[Variable], givens: Mapping[Any, Any], **kwargs: Any) -> list[Any]:
-    """Values of ``outputs`` given ``{Variable or input name: value}``.
+    """Values of ``outputs`` given ``{Variable or Variable name: value}``.
 
-    Given Variables may be intermediate: the graph is cut there. A root that is neither
+    Given Variables may be intermediate (also by name): the graph is cut there, and a
+    given value wins over what the graph would compute. A root that is neither
     given nor a constant is a :class:`~arignote.graph.utils.MissingInputError`. An error
     inside a node keeps its type and gains a note naming the node, its inputs' Types,
     shapes and dtypes, and where the user created it.
@@ -86,21 +97,34 @@ def evaluate(outputs: Sequence[Variable], givens: Mapping[Any, Any], **kwargs: A
                 storage[inp] = [_root_value(inp, node)]
                 computed[inp] = [True]
         for out in node.outputs:
-            storage[out] = [None]
-            computed[out] = [False]
+            if out not in values:
+                storage[out] = [None]
+                computed[out] = [False]
     for out in outputs:
         if out not in storage:
             storage[out] = [_root_value(out, None)]
     keep = set(outputs) | set(values)
     for node in nodes:
-        thunk = node.op.make_thunk(node, storage, computed, [])
+        if any(out in values for out in node.outputs):
+            # Some outputs of this node were given: the given values must win, so the
+            # node writes those outputs into scratch cells of its own.
+            node_storage = {v: storage[v] for v in node.inputs}
+            node_computed = {v: computed[v] for v in node.inputs}
+            for out in node.outputs:
+                given = out in values
+                node_storage[out] = [None] if given else storage[out]
+                node_computed[out] = [False] if given else computed[out]
+            thunk = node.op.make_thunk(node, node_storage, node_computed, [])
+        else:
+            thunk = node.op.make_thunk(node, storage, computed, [])
         try:
             thunk()
         except Exception as err:
             err.add_note(describe_node_failure(node, [storage[i][0] for i in node.inputs]))
             raise
         for i, out in enumerate(node.outputs):
-            if not computed[out][0] or (storage[out][0] is None and out in keep):
+            # an output that is wanted or used later must have been set
+            if not computed[out][0] or (storage[out][0] is None and (out in keep or remaining.get(out))):
                 raise ValueError(f"{node.op}.perform did not set output {i} of {node}")
         for inp in node.inputs:
             remaining[inp] -= 1

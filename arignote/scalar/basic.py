@@ -1,0 +1,620 @@
+"""The scalar operations: arithmetic, comparison and logic, rounding, exponentials and
+logarithms, trigonometry, casts and complex parts.
+
+Each op's ``impl`` is written with NumPy functions, so it computes elementwise on arrays
+as well as on scalars (``Elemwise`` relies on that); output dtypes follow the op's
+output types preference (see :mod:`arignote.scalar.op`). Special functions are in
+:mod:`arignote.scalar.math`; fused bodies in :mod:`arignote.scalar.composite`.
+
+>>> from arignote.scalar import basic as ps
+>>> x = ps.float32("x")
+>>> y = ps.exp(x) + 1
+>>> y.type, y.owner.op
+(ScalarType(float32), add)
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from arignote.scalar.op import (
+    BinaryScalarOp,
+    ScalarOp,
+    UnaryScalarOp,
+    bool_out,
+    complex_out,
+    float_dtype_for,
+    floatX_out,
+    same_out,
+    same_out_float_only,
+    same_out_nobool,
+    specific_out,
+    transfer_type,
+    upcast_out,
+    upcast_out_min8,
+    upcast_out_no_complex,
+    upcast_out_nobool,
+    upgrade_to_float,
+    upgrade_to_float_no_complex,
+)
+from arignote.scalar.type import (
+    ScalarType,
+    ScalarVariable,
+    as_scalar,
+    complex_types,
+    discrete_types,
+    float_types,
+    get_scalar_type,
+    integer_types,
+)
+
+# --- named scalar types and variable constructors ----------------------------------------
+
+bool_ = get_scalar_type("bool")
+int8, int16, int32, int64 = (get_scalar_type(d) for d in ("int8", "int16", "int32", "int64"))
+uint8, uint16, uint32, uint64 = (get_scalar_type(d) for d in ("uint8", "uint16", "uint32", "uint64"))
+float16, float32, float64 = (get_scalar_type(d) for d in ("float16", "float32", "float64"))
+complex64, complex128 = get_scalar_type("complex64"), get_scalar_type("complex128")
+
+
+def scalar(name: str | None = None, dtype: str = "floatX") -> ScalarVariable:
+    """A new scalar input Variable (``dtype`` defaults to ``config.floatX``)."""
+    return get_scalar_type(dtype)(name)  # type: ignore[return-value]
+
+
+# --- arithmetic --------------------------------------------------------------------------
+
+
+class Add(ScalarOp):
+    """``a + b + ...`` (any number of inputs)."""
+
+    ufunc = np.add
+    commutative = associative = True
+    identity = 0
+
+    def impl(self, *inputs: Any) -> Any:
+        return functools.reduce(np.add, inputs)
+
+
+class Mul(ScalarOp):
+    """``a * b * ...`` (any number of inputs)."""
+
+    ufunc = np.multiply
+    commutative = associative = True
+    identity = 1
+
+    def impl(self, *inputs: Any) -> Any:
+        return functools.reduce(np.multiply, inputs)
+
+
+class Sub(BinaryScalarOp):
+    """``a - b``."""
+
+    ufunc = np.subtract
+
+
+class TrueDiv(BinaryScalarOp):
+    """``a / b``; two integers give a ``floatX`` result (as in PyTensor)."""
+
+    def output_types(self, types: Any) -> list[ScalarType]:
+        if all(t.dtype in discrete_types for t in types):
+            return floatX_out(*types)
+        return super().output_types(types)
+
+    def impl(self, a: Any, b: Any) -> Any:
+        return np.true_divide(a, b)
+
+
+def _check_int_divisor(op: ScalarOp, a: Any, b: Any) -> None:
+    if np.asarray(b).dtype.kind in "biu" and np.asarray(a).dtype.kind in "biu" and np.any(np.equal(b, 0)):
+        raise ZeroDivisionError(f"{op}: integer division by zero (NumPy would silently give 0)")
+
+
+class IntDiv(BinaryScalarOp):
+    """``a // b``: division rounded towards minus infinity; an integer divisor of 0 is an error."""
+
+    def impl(self, a: Any, b: Any) -> Any:
+        _check_int_divisor(self, a, b)
+        return np.floor_divide(a, b)
+
+
+class Mod(BinaryScalarOp):
+    """``a % b`` with the sign of ``b`` (Python's and NumPy's rule); integer ``b`` of 0 is an error."""
+
+    def impl(self, a: Any, b: Any) -> Any:
+        _check_int_divisor(self, a, b)
+        return np.mod(a, b)
+
+
+class Pow(BinaryScalarOp):
+    """``a ** b``; an integer base to a negative integer power is an error (NumPy's)."""
+
+    ufunc = np.power
+
+
+class Neg(UnaryScalarOp):
+    """``-a``."""
+
+    ufunc = np.negative
+
+
+class Reciprocal(UnaryScalarOp):
+    """``1 / a`` (in float for integer inputs)."""
+
+    def impl(self, a: Any) -> Any:
+        dtype = np.asarray(a).dtype
+        if dtype.kind in "biu":
+            return np.true_divide(1, a, dtype=float_dtype_for(dtype.name))
+        return np.reciprocal(a)
+
+
+class Abs(UnaryScalarOp):
+    """``|a|``; a complex input gives its float magnitude."""
+
+    ufunc = np.abs
+
+    def output_types(self, types: Any) -> list[ScalarType]:
+        (t,) = types
+        if t.dtype in complex_types:
+            return [float32 if t.dtype == "complex64" else float64]
+        return [t]
+
+
+class Sign(UnaryScalarOp):
+    """-1, 0 or 1 (NaN stays NaN)."""
+
+    ufunc = np.sign
+
+    def output_types(self, types: Any) -> list[ScalarType]:
+        (t,) = types
+        if t.dtype == "bool" or t.dtype in complex_types:
+            raise TypeError(f"sign is not defined for {t.dtype} inputs")
+        return [t]
+
+
+class Sqr(UnaryScalarOp):
+    """``a * a``."""
+
+    ufunc = np.square
+
+
+class Sqrt(UnaryScalarOp):
+    """Square root (NaN for negative reals)."""
+
+    ufunc = np.sqrt
+
+
+class Maximum(BinaryScalarOp):
+    """The larger of ``a`` and ``b``; NaN if either is NaN."""
+
+    ufunc = np.maximum
+    commutative = associative = True
+
+
+class Minimum(BinaryScalarOp):
+    """The smaller of ``a`` and ``b``; NaN if either is NaN."""
+
+    ufunc = np.minimum
+    commutative = associative = True
+
+
+class Clip(ScalarOp):
+    """``a`` limited to ``[lo, hi]``."""
+
+    nin = 3
+
+    def impl(self, a: Any, lo: Any, hi: Any) -> Any:
+        return np.minimum(np.maximum(a, lo), hi)
+
+
+add = Add(upcast_out, name="add")
+mul = Mul(upcast_out, name="mul")
+sub = Sub(upcast_out_nobool, name="sub")
+true_div = TrueDiv(upcast_out, name="true_div")
+int_div = IntDiv(upcast_out, name="int_div")
+mod = Mod(upcast_out, name="mod")
+pow = Pow(upcast_out_min8, name="pow")
+neg = Neg(same_out_nobool, name="neg")
+reciprocal = Reciprocal(upgrade_to_float, name="reciprocal")
+abs = Abs(same_out, name="abs")
+sign = Sign(same_out, name="sign")
+sqr = Sqr(same_out, name="sqr")
+sqrt = Sqrt(upgrade_to_float, name="sqrt")
+maximum = Maximum(upcast_out, name="maximum")
+minimum = Minimum(upcast_out, name="minimum")
+clip = Clip(upcast_out_no_complex, name="clip")
+
+# --- comparison and logic ----------------------------------------------------------------
+
+
+class Comparison(BinaryScalarOp):
+    """A comparison: always a bool result."""
+
+    def output_types(self, types: Any) -> list[ScalarType]:
+        if self.ordered and any(t.dtype in complex_types for t in types):
+            raise TypeError(f"{self} is not defined for complex inputs")
+        return bool_out(*types)
+
+    ordered = True
+
+
+class EQ(Comparison):
+    ufunc = np.equal
+    ordered = False
+    commutative = True
+
+
+class NEQ(Comparison):
+    ufunc = np.not_equal
+    ordered = False
+    commutative = True
+
+
+class LT(Comparison):
+    ufunc = np.less
+
+
+class LE(Comparison):
+    ufunc = np.less_equal
+
+
+class GT(Comparison):
+    ufunc = np.greater
+
+
+class GE(Comparison):
+    ufunc = np.greater_equal
+
+
+class BitwiseOp(ScalarOp):
+    """Logical on bools, bitwise on integers; floats are an error."""
+
+    def output_types(self, types: Any) -> list[ScalarType]:
+        bad = [t.dtype for t in types if t.dtype not in discrete_types]
+        if bad:
+            raise TypeError(f"{self} needs bool or integer inputs, got {', '.join(bad)}")
+        return upcast_out(*types)
+
+
+class AND(BitwiseOp):
+    nin = 2
+    ufunc = np.bitwise_and
+    commutative = associative = True
+
+
+class OR(BitwiseOp):
+    nin = 2
+    ufunc = np.bitwise_or
+    commutative = associative = True
+
+
+class XOR(BitwiseOp):
+    nin = 2
+    ufunc = np.bitwise_xor
+    commutative = associative = True
+
+
+class Invert(BitwiseOp):
+    nin = 1
+    ufunc = np.invert
+
+
+class Switch(ScalarOp):
+    """``a if cond else b``, elementwise (``cond`` of any dtype; nonzero is true)."""
+
+    nin = 3
+
+    def output_types(self, types: Any) -> list[ScalarType]:
+        return upcast_out(*types[1:])
+
+    def impl(self, cond: Any, a: Any, b: Any) -> Any:
+        return np.where(cond, a, b)
+
+
+class IsNan(UnaryScalarOp):
+    ufunc = np.isnan
+
+
+class IsInf(UnaryScalarOp):
+    ufunc = np.isinf
+
+
+eq = EQ(name="eq")
+neq = NEQ(name="neq")
+lt = LT(name="lt")
+le = LE(name="le")
+gt = GT(name="gt")
+ge = GE(name="ge")
+and_ = AND(name="and_")
+or_ = OR(name="or_")
+xor = XOR(name="xor")
+invert = Invert(name="invert")
+switch = Switch(name="switch")
+isnan = IsNan(bool_out, name="isnan")
+isinf = IsInf(bool_out, name="isinf")
+
+# --- rounding ----------------------------------------------------------------------------
+
+
+class Floor(UnaryScalarOp):
+    ufunc = np.floor
+
+
+class Ceil(UnaryScalarOp):
+    ufunc = np.ceil
+
+
+class Trunc(UnaryScalarOp):
+    ufunc = np.trunc
+
+
+class RoundHalfToEven(UnaryScalarOp):
+    """Round to nearest, ties to even (NumPy's ``round``)."""
+
+    ufunc = np.rint
+
+
+class RoundHalfAwayFromZero(UnaryScalarOp):
+    """Round to nearest, ties away from zero (C's ``round``)."""
+
+    def impl(self, a: Any) -> Any:
+        t = np.trunc(a)
+        # a - trunc(a) is exact in floating point, so the tie test is too
+        return np.where(np.abs(a - t) >= 0.5, t + np.sign(a), t).astype(np.asarray(a).dtype)[()]
+
+
+floor = Floor(upgrade_to_float_no_complex, name="floor")
+ceil = Ceil(upgrade_to_float_no_complex, name="ceil")
+trunc = Trunc(upgrade_to_float_no_complex, name="trunc")
+round_half_to_even = RoundHalfToEven(same_out_float_only, name="round_half_to_even")
+round_half_away_from_zero = RoundHalfAwayFromZero(same_out_float_only, name="round_half_away_from_zero")
+
+# --- exponentials, logarithms, trigonometry ----------------------------------------------
+
+
+class FloatUnary(UnaryScalarOp):
+    """A unary op whose result is a float wide enough for its input (ints included)."""
+
+    def impl(self, a: Any) -> Any:
+        dtype = np.asarray(a).dtype
+        if dtype.kind in "biu":  # compute in the float dtype the output will have
+            return self.ufunc(a, dtype=float_dtype_for(dtype.name))
+        return self.ufunc(a)
+
+
+class Exp(FloatUnary):
+    ufunc = np.exp
+
+
+class Exp2(FloatUnary):
+    ufunc = np.exp2
+
+
+class Expm1(FloatUnary):
+    ufunc = np.expm1
+
+
+class Log(FloatUnary):
+    ufunc = np.log
+
+
+class Log2(FloatUnary):
+    ufunc = np.log2
+
+
+class Log10(FloatUnary):
+    ufunc = np.log10
+
+
+class Log1p(FloatUnary):
+    ufunc = np.log1p
+
+
+class Sin(FloatUnary):
+    ufunc = np.sin
+
+
+class Cos(FloatUnary):
+    ufunc = np.cos
+
+
+class Tan(FloatUnary):
+    ufunc = np.tan
+
+
+class ArcSin(FloatUnary):
+    ufunc = np.arcsin
+
+
+class ArcCos(FloatUnary):
+    ufunc = np.arccos
+
+
+class ArcTan(FloatUnary):
+    ufunc = np.arctan
+
+
+class Sinh(FloatUnary):
+    ufunc = np.sinh
+
+
+class Cosh(FloatUnary):
+    ufunc = np.cosh
+
+
+class Tanh(FloatUnary):
+    ufunc = np.tanh
+
+
+class ArcSinh(FloatUnary):
+    ufunc = np.arcsinh
+
+
+class ArcCosh(FloatUnary):
+    ufunc = np.arccosh
+
+
+class ArcTanh(FloatUnary):
+    ufunc = np.arctanh
+
+
+class Deg2Rad(FloatUnary):
+    ufunc = np.deg2rad
+
+
+class Rad2Deg(FloatUnary):
+    ufunc = np.rad2deg
+
+
+class ArcTan2(BinaryScalarOp):
+    """The angle of the point ``(b, a)``: ``arctan(a / b)`` in the right quadrant."""
+
+    def impl(self, a: Any, b: Any) -> Any:
+        dtypes = [float_dtype_for(np.asarray(v).dtype.name) for v in (a, b)]
+        return np.arctan2(a, b, dtype=np.result_type(*dtypes))
+
+
+exp = Exp(upgrade_to_float, name="exp")
+exp2 = Exp2(upgrade_to_float, name="exp2")
+expm1 = Expm1(upgrade_to_float, name="expm1")
+log = Log(upgrade_to_float, name="log")
+log2 = Log2(upgrade_to_float, name="log2")
+log10 = Log10(upgrade_to_float, name="log10")
+log1p = Log1p(upgrade_to_float, name="log1p")
+sin = Sin(upgrade_to_float, name="sin")
+cos = Cos(upgrade_to_float, name="cos")
+tan = Tan(upgrade_to_float, name="tan")
+arcsin = ArcSin(upgrade_to_float, name="arcsin")
+arccos = ArcCos(upgrade_to_float, name="arccos")
+arctan = ArcTan(upgrade_to_float, name="arctan")
+sinh = Sinh(upgrade_to_float, name="sinh")
+cosh = Cosh(upgrade_to_float, name="cosh")
+tanh = Tanh(upgrade_to_float, name="tanh")
+arcsinh = ArcSinh(upgrade_to_float, name="arcsinh")
+arccosh = ArcCosh(upgrade_to_float, name="arccosh")
+arctanh = ArcTanh(upgrade_to_float, name="arctanh")
+deg2rad = Deg2Rad(upgrade_to_float, name="deg2rad")
+rad2deg = Rad2Deg(upgrade_to_float, name="rad2deg")
+arctan2 = ArcTan2(upgrade_to_float, name="arctan2")
+
+# --- casts, identity, second -------------------------------------------------------------
+
+
+class Cast(UnaryScalarOp):
+    """Convert to ``o_type``'s dtype (C semantics: floats to ints truncate)."""
+
+    __props__ = ("o_type",)
+
+    def __init__(self, o_type: ScalarType, name: str | None = None):
+        if not isinstance(o_type, ScalarType):
+            raise TypeError(f"Cast needs a ScalarType, got {o_type!r}")
+        super().__init__(specific_out(o_type), name=name or f"convert_to_{o_type.dtype}")
+        self.o_type = o_type
+
+    def impl(self, a: Any) -> Any:
+        return np.asarray(a).astype(self.o_type.dtype)
+
+    def __str__(self) -> str:
+        return f"Cast{{{self.o_type.dtype}}}"
+
+
+_casts = {
+    dtype: Cast(get_scalar_type(dtype)) for dtype in ("bool", *integer_types, *float_types, *complex_types)
+}
+convert_to_bool = _casts["bool"]
+convert_to_int8, convert_to_int16 = _casts["int8"], _casts["int16"]
+convert_to_int32, convert_to_int64 = _casts["int32"], _casts["int64"]
+convert_to_uint8, convert_to_uint16 = _casts["uint8"], _casts["uint16"]
+convert_to_uint32, convert_to_uint64 = _casts["uint32"], _casts["uint64"]
+convert_to_float16, convert_to_float32 = _casts["float16"], _casts["float32"]
+convert_to_float64 = _casts["float64"]
+convert_to_complex64, convert_to_complex128 = _casts["complex64"], _casts["complex128"]
+
+
+def cast(x: Any, dtype: str) -> ScalarVariable:
+    """``x`` as a scalar of ``dtype`` (no op when it already is)."""
+    x = as_scalar(x)
+    dtype = get_scalar_type(dtype).dtype
+    if x.type.dtype == dtype:
+        return x
+    return _casts[dtype](x)
+
+
+class Identity(UnaryScalarOp):
+    """Returns its input."""
+
+    def impl(self, a: Any) -> Any:
+        return a
+
+
+class Second(BinaryScalarOp):
+    """Returns ``b``; elementwise, ``b`` broadcast to ``a``'s shape (``fill``)."""
+
+    def impl(self, a: Any, b: Any) -> Any:
+        return np.broadcast_to(b, np.broadcast_shapes(np.shape(a), np.shape(b))) if np.ndim(a) else b
+
+
+identity = Identity(same_out, name="identity")
+second = Second(transfer_type(1), name="second")
+
+# --- complex numbers ---------------------------------------------------------------------
+
+
+def _real_of(*types: ScalarType) -> list[ScalarType]:
+    (t,) = types
+    return [{"complex64": float32, "complex128": float64}.get(t.dtype, t)]
+
+
+class Real(UnaryScalarOp):
+    ufunc = np.real
+
+
+class Imag(UnaryScalarOp):
+    ufunc = np.imag
+
+
+class Angle(UnaryScalarOp):
+    ufunc = np.angle
+
+
+class Conj(UnaryScalarOp):
+    ufunc = np.conj
+
+
+class Complex(BinaryScalarOp):
+    """``a + 1j * b``."""
+
+    def impl(self, a: Any, b: Any) -> Any:
+        return np.asarray(a) + 1j * np.asarray(b)
+
+
+class ComplexFromPolar(BinaryScalarOp):
+    """``r * exp(1j * theta)``."""
+
+    def impl(self, r: Any, theta: Any) -> Any:
+        return np.asarray(r) * np.exp(1j * np.asarray(theta))
+
+
+def _angle_out(*types: ScalarType) -> list[ScalarType]:
+    (t,) = types
+    if t.dtype in complex_types:
+        return _real_of(t)
+    return upgrade_to_float(t)
+
+
+real = Real(_real_of, name="real")
+imag = Imag(_real_of, name="imag")
+angle = Angle(_angle_out, name="angle")
+conj = Conj(same_out, name="conj")
+complex = Complex(complex_out, name="complex")
+complex_from_polar = ComplexFromPolar(complex_out, name="complex_from_polar")
+
+__all__ = [
+    name
+    for name, value in list(globals().items())
+    if not name.startswith("_") and (isinstance(value, (ScalarOp, ScalarType)) or name in ("cast", "scalar"))
+]
+__all__ += ["ScalarOp", "FloatUnary", "Cast", "Comparison", "BitwiseOp"]

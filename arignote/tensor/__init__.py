@@ -1,0 +1,36 @@
+"""Tensors: ``import arignote.tensor as pt`` (the array language users write in)."""
+
+from arignote.tensor.basic import *  # noqa: F403
+from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
+from arignote.tensor.math import *  # noqa: F403
+from arignote.tensor.math import (
+    abs,
+    all,
+    any,
+    max,
+    min,
+    pow,
+    round,
+    sum,
+)
+from arignote.tensor.shape import *  # noqa: F403
+from arignote.tensor.type import *  # noqa: F403
+from arignote.tensor.type import TensorType
+from arignote.tensor.variable import TensorConstant, TensorVariable
+
+__all__ = [
+    "CAReduce",
+    "DimShuffle",
+    "Elemwise",
+    "TensorConstant",
+    "TensorType",
+    "TensorVariable",
+    "abs",
+    "all",
+    "any",
+    "max",
+    "min",
+    "pow",
+    "round",
+    "sum",
+]

@@ -1,0 +1,349 @@
+"""Elemwise, DimShuffle and CAReduce: scalar ops lifted to arrays, axis shuffles, reductions.
+
+Broadcasting follows PyTensor 3: a dimension broadcasts only when its static length is 1.
+An input whose length is unknown (``None``) statically must match the others at run time;
+a length-1 value there is an error, not a silent broadcast, so the graph means the same
+thing whatever the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from arignote.graph.basic import Apply, Variable
+from arignote.graph.op import Op
+from arignote.scalar.op import ScalarOp
+from arignote.scalar.type import get_scalar_type
+from arignote.tensor.type import TensorType
+
+__all__ = ["Elemwise", "DimShuffle", "CAReduce", "normalize_axis", "as_tensor"]
+
+
+def as_tensor(x: Any) -> Variable:
+    from arignote.tensor.basic import as_tensor_variable
+
+    return as_tensor_variable(x)
+
+
+def _static_length(lengths: Sequence[int | None], dim: int, inputs: Sequence[Variable]) -> int | None:
+    known = {s for s in lengths if s is not None and s != 1}
+    if len(known) > 1:
+        detail = ", ".join(
+            f"input {i} ({v}) has {s}" for i, (v, s) in enumerate(zip(inputs, lengths)) if s is not None
+        )
+        raise ValueError(f"Incompatible static shapes at dimension {dim}: {detail}")
+    if known:
+        return known.pop()
+    if lengths and all(s == 1 for s in lengths):
+        return 1
+    return None
+
+
+class Elemwise(Op):
+    """Apply ``scalar_op`` to every element of its (broadcast) inputs.
+
+    Inputs with fewer dimensions are left-padded with broadcastable dimensions.
+    ``inplace_pattern`` ``{output: input}`` lets an output reuse an input's buffer.
+
+    >>> import arignote.tensor as pt
+    >>> x = pt.dmatrix("x")
+    >>> y = x * 2.0
+    >>> y.owner.op, y.owner.inputs[1].owner.op
+    (Mul, ExpandDims{axes=(0, 1)})
+    """
+
+    __props__ = ("scalar_op", "inplace_pattern")
+
+    def __init__(
+        self, scalar_op: ScalarOp, inplace_pattern: dict[int, int] | None = None, name: str | None = None
+    ):
+        if not isinstance(scalar_op, ScalarOp):
+            raise TypeError(f"Elemwise needs a ScalarOp, got {scalar_op!r}")
+        self.scalar_op = scalar_op
+        self.inplace_pattern = tuple(sorted((inplace_pattern or {}).items()))
+        self.destroy_map = {o: [i] for o, i in self.inplace_pattern}
+        self.nin = scalar_op.nin
+        self.nout = scalar_op.nout
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        return self._name or str(self)
+
+    def make_node(self, *inputs: Any) -> Apply:
+        inputs = [as_tensor(i) for i in inputs]
+        if self.nin >= 0 and len(inputs) != self.nin:
+            raise TypeError(f"{self} takes {self.nin} inputs, got {len(inputs)}")
+        ndim = max((i.type.ndim for i in inputs), default=0)
+        padded = []
+        for inp in inputs:
+            missing = ndim - inp.type.ndim
+            if missing:
+                inp = DimShuffle(
+                    input_ndim=inp.type.ndim, new_order=["x"] * missing + list(range(inp.type.ndim))
+                )(inp)
+            padded.append(inp)
+        out_shape = tuple(_static_length([i.type.shape[d] for i in padded], d, padded) for d in range(ndim))
+        scalar_types = [get_scalar_type(i.type.dtype) for i in padded]
+        try:
+            out_scalar_types = self.scalar_op.output_types(scalar_types)
+        except TypeError as err:
+            raise TypeError(f"{self}: {err} (inputs: {', '.join(str(i.type) for i in padded)})") from None
+        for o, i in self.inplace_pattern:
+            if padded[i].type.dtype != out_scalar_types[o].dtype or padded[i].type.shape != out_shape:
+                raise TypeError(
+                    f"{self}: output {o} cannot be computed in place of input {i} ({padded[i].type})"
+                )
+        outputs = [TensorType(t.dtype, out_shape)() for t in out_scalar_types]
+        return Apply(self, padded, outputs)
+
+    def perform(self, node: Apply, inputs: Sequence[np.ndarray], output_storage: list[list[Any]]) -> None:
+        self._check_runtime_broadcast(node, inputs)
+        results = self.scalar_op.impl(*inputs)
+        if self.nout == 1:
+            results = (results,)
+        for k, (cell, out, value) in enumerate(zip(output_storage, node.outputs, results)):
+            value = np.asarray(value)
+            if value.dtype != out.type.numpy_dtype:
+                value = value.astype(out.type.numpy_dtype)
+            if value.ndim != out.type.ndim:  # a scalar op ignored broadcasting (e.g. a constant)
+                value = np.broadcast_to(value, np.broadcast_shapes(*(np.shape(i) for i in inputs))).copy()
+            inplace = dict(self.inplace_pattern).get(k)
+            if inplace is not None:
+                target = inputs[inplace]
+                np.copyto(target, value)
+                value = target
+            elif any(value is i or (value.base is not None and value.base is i) for i in inputs):
+                value = value.copy()  # outputs never alias inputs unless declared
+            cell[0] = value
+
+    @staticmethod
+    def _check_runtime_broadcast(node: Apply, inputs: Sequence[np.ndarray]) -> None:
+        ndim = node.outputs[0].type.ndim
+        for d in range(ndim):
+            length = None
+            for var, value in zip(node.inputs, inputs):
+                if var.type.shape[d] == 1:
+                    continue
+                n = value.shape[d]
+                if length is None:
+                    length = n
+                elif n != length:
+                    shapes = ", ".join(f"input {j}: {np.shape(v)}" for j, v in enumerate(inputs))
+                    hint = ""
+                    if 1 in (n, length):
+                        hint = (
+                            " A length of 1 broadcasts only where the Type says so statically "
+                            "(shape=(1, ...)); use specify_shape or a broadcastable input."
+                        )
+                    raise ValueError(f"Elemwise {node.op}: shape mismatch at dimension {d} ({shapes}).{hint}")
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        out_shape = []
+        for d, static in enumerate(node.outputs[0].type.shape):
+            if static is not None:
+                out_shape.append(static)
+                continue
+            dim = next(s[d] for var, s in zip(node.inputs, shapes) if var.type.shape[d] != 1)
+            out_shape.append(dim)
+        return [tuple(out_shape) for _ in node.outputs]
+
+    def __str__(self) -> str:
+        sop = self.scalar_op
+        base = (
+            str(sop)
+            if sop.__class__.__name__ == "Composite" or sop.__class__.__name__ == "Cast"
+            else type(sop).__name__
+        )
+        if self.inplace_pattern:
+            base += "[" + ", ".join(f"{o}<-{i}" for o, i in self.inplace_pattern) + "]"
+        return base
+
+
+class DimShuffle(Op):
+    """Reorder, add (``"x"``) and drop (length-1) dimensions; the output is a view.
+
+    ``new_order`` lists, for each output dimension, the input dimension it comes from or
+    ``"x"`` for a new broadcastable dimension. Input dimensions left out must be
+    broadcastable.
+    """
+
+    __props__ = ("input_ndim", "new_order")
+    view_map = {0: [0]}
+
+    def __init__(self, *, input_ndim: int, new_order: Sequence[int | str]):
+        if not isinstance(input_ndim, int) or input_ndim < 0:
+            raise TypeError(f"input_ndim must be a non-negative int, got {input_ndim!r}")
+        order = []
+        for d in new_order:
+            if d == "x":
+                order.append("x")
+            elif isinstance(d, (int, np.integer)) and 0 <= d < input_ndim:
+                order.append(int(d))
+            else:
+                raise ValueError(
+                    f"DimShuffle: {d!r} is neither 'x' nor a dimension of a {input_ndim}-d input"
+                )
+        kept = [d for d in order if d != "x"]
+        if len(set(kept)) != len(kept):
+            raise ValueError(f"DimShuffle: a dimension appears twice in {tuple(new_order)}")
+        self.input_ndim = input_ndim
+        self.new_order = tuple(order)
+        self.shuffle = kept
+        self.drop = [d for d in range(input_ndim) if d not in kept]
+        self.augment = [i for i, d in enumerate(order) if d == "x"]
+        self.is_transpose = not self.drop and not self.augment and kept != list(range(input_ndim))
+        self.is_expand_dims = not self.drop and kept == sorted(kept) and bool(self.augment)
+        self.is_squeeze = not self.augment and kept == sorted(kept) and bool(self.drop)
+        self.is_left_expand_dims = self.is_expand_dims and self.augment == list(range(len(self.augment)))
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_tensor(x)
+        if x.type.ndim != self.input_ndim:
+            raise TypeError(f"{self} expects a {self.input_ndim}-d input, got {x.type}")
+        for d in self.drop:
+            if x.type.shape[d] != 1:
+                raise ValueError(
+                    f"{self}: cannot drop dimension {d} of {x.type}: only dimensions of static length 1 can be dropped"
+                )
+        shape = tuple(1 if d == "x" else x.type.shape[d] for d in self.new_order)
+        return Apply(self, [x], [TensorType(x.type.dtype, shape)()])
+
+    def perform(self, node: Apply, inputs: Sequence[np.ndarray], output_storage: list[list[Any]]) -> None:
+        (x,) = inputs
+        res = x.transpose(self.shuffle + self.drop) if self.input_ndim else x
+        if self.drop:
+            res = res.reshape(res.shape[: len(self.shuffle)])
+        if self.augment:
+            res = np.expand_dims(res, self.augment)
+        output_storage[0][0] = res if isinstance(res, np.ndarray) else np.asarray(res)
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        (ishape,) = shapes
+        return [tuple(1 if d == "x" else ishape[d] for d in self.new_order)]
+
+    def __str__(self) -> str:
+        if self.is_expand_dims:
+            axes = self.augment
+            return f"ExpandDims{{axis={axes[0]}}}" if len(axes) == 1 else f"ExpandDims{{axes={tuple(axes)}}}"
+        if self.is_squeeze:
+            axes = self.drop
+            return f"Squeeze{{axis={axes[0]}}}" if len(axes) == 1 else f"Squeeze{{axes={tuple(axes)}}}"
+        if self.is_transpose:
+            return f"Transpose{{axes={tuple(self.shuffle)}}}"
+        return f"DimShuffle{{order=[{','.join(map(str, self.new_order))}]}}"
+
+
+def normalize_axis(axis: Any, ndim: int, what: str = "axis") -> tuple[int, ...] | None:
+    """``axis`` (None, an int, or a sequence) as a sorted tuple of non-negative axes.
+
+    An axis out of range or repeated is a ``ValueError`` naming it and ``ndim``.
+    """
+    if axis is None:
+        return None
+    axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
+    out = []
+    for a in axes:
+        if isinstance(a, Variable):
+            from arignote.tensor.basic import get_underlying_scalar_constant_value
+
+            a = get_underlying_scalar_constant_value(a)
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise TypeError(f"{what} must be an int or a sequence of ints, got {a!r}")
+        if not -ndim <= a < ndim:
+            raise ValueError(f"{what} {a} is out of bounds for a tensor of {ndim} dimension(s)")
+        out.append(int(a) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"repeated {what} in {tuple(axes)}")
+    return tuple(sorted(out))
+
+
+class CAReduce(Op):
+    """Reduce ``axis`` (None: all) with a commutative and associative ``scalar_op``.
+
+    ``dtype`` is the output dtype and ``acc_dtype`` the dtype the accumulation is done in
+    (both default to the input's).
+    """
+
+    __props__ = ("scalar_op", "axis", "dtype", "acc_dtype", "upcast_discrete_output")
+
+    def __init__(
+        self,
+        scalar_op: ScalarOp,
+        axis: Any = None,
+        dtype: Any = None,
+        acc_dtype: Any = None,
+        upcast_discrete_output: bool = False,
+    ):
+        if not isinstance(scalar_op, ScalarOp):
+            raise TypeError(f"CAReduce needs a ScalarOp, got {scalar_op!r}")
+        if scalar_op.nin not in (-1, 2) or scalar_op.nout != 1:
+            raise ValueError(f"CAReduce needs a binary scalar op with one output, got {scalar_op}")
+        self.scalar_op = scalar_op
+        self.axis = (
+            None
+            if axis is None
+            else tuple(sorted(int(a) for a in ([axis] if isinstance(axis, (int, np.integer)) else axis)))
+        )
+        self.dtype = dtype
+        self.acc_dtype = acc_dtype
+        self.upcast_discrete_output = upcast_discrete_output
+
+    def _output_dtype(self, idtype: str) -> str:
+        return self.dtype or idtype
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_tensor(x)
+        if self.axis is not None:
+            normalize_axis(self.axis, x.type.ndim)
+        axis = range(x.type.ndim) if self.axis is None else self.axis
+        shape = tuple(s for d, s in enumerate(x.type.shape) if d not in axis)
+        dtype = self._output_dtype(x.type.dtype)
+        return Apply(self, [x], [TensorType(dtype, shape)()])
+
+    def perform(self, node: Apply, inputs: Sequence[np.ndarray], output_storage: list[list[Any]]) -> None:
+        (x,) = inputs
+        out_dtype = node.outputs[0].type.numpy_dtype
+        axis = self.axis
+        ufunc = self.scalar_op.ufunc
+        if ufunc is not None:
+            res = ufunc.reduce(x, axis=axis, dtype=self.acc_dtype or None)
+        else:
+            res = self._reduce_generic(x, axis)
+        output_storage[0][0] = np.asarray(res).astype(out_dtype, copy=False)
+
+    def _reduce_generic(self, x: np.ndarray, axis: tuple | None) -> np.ndarray:
+        axes = tuple(range(x.ndim)) if axis is None else axis
+        res = x
+        for a in sorted(axes, reverse=True):
+            if res.shape[a] == 0:
+                if self.scalar_op.identity is None:
+                    raise ValueError(
+                        f"{self}: cannot reduce an empty axis {a}: {self.scalar_op} has no identity"
+                    )
+                res = np.full(res.shape[:a] + res.shape[a + 1 :], self.scalar_op.identity, dtype=res.dtype)
+                continue
+            acc = np.take(res, 0, axis=a)
+            for k in range(1, res.shape[a]):
+                acc = self.scalar_op.impl(acc, np.take(res, k, axis=a))
+            res = np.asarray(acc)
+        return res
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        (ishape,) = shapes
+        axis = range(node.inputs[0].type.ndim) if self.axis is None else self.axis
+        return [tuple(s for d, s in enumerate(ishape) if d not in axis)]
+
+    def _axis_str(self) -> str:
+        if self.axis is None:
+            return "axes=None"
+        return f"axis={self.axis[0]}" if len(self.axis) == 1 else f"axes={list(self.axis)}"
+
+    def __str__(self) -> str:
+        name = type(self).__name__
+        if name == "CAReduce":
+            return f"CAReduce{{{self.scalar_op}, {self._axis_str()}}}"
+        return f"{name}{{{self._axis_str()}}}"

@@ -1,0 +1,417 @@
+"""TensorType: the Type of n-dimensional NumPy arrays of one dtype, with partial static shape.
+
+``TensorType("float64", (2, None))`` is "float64 matrices with 2 rows". A static length
+of 1 is what makes a dimension broadcastable; ``None`` means unknown.
+
+>>> from arignote.tensor.type import TensorType
+>>> v1 = TensorType("float64", (2, None))()
+>>> v1.type
+TensorType(float64, shape=(2, None))
+>>> print(v1.type)
+Matrix(float64, shape=(2, ?))
+>>> v2 = TensorType("float64", (2, 1))()
+>>> v1.type.in_same_class(v2.type), v1.type.is_super(v2.type)
+(False, True)
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from arignote.configdefaults import config
+from arignote.graph.basic import Variable
+from arignote.graph.type import Type
+from arignote.scalar.type import _normalize_dtype, get_scalar_type
+
+__all__ = ["TensorType", "tensor", "values_eq_approx_tolerances"]
+
+_DIM_NAMES = ("Scalar", "Vector", "Matrix")
+
+#: (rtol, atol) used by values_eq_approx, per dtype
+values_eq_approx_tolerances = {
+    "float16": (1e-2, 5e-3),
+    "float32": (1e-5, 1e-5),
+    "complex64": (1e-5, 1e-5),
+    "float64": (1e-5, 1e-8),
+    "complex128": (1e-5, 1e-8),
+}
+
+
+def _normalize_shape(shape: Iterable | None, broadcastable: Iterable | None) -> tuple[int | None, ...]:
+    if shape is not None and broadcastable is not None:
+        raise ValueError("Give TensorType either shape or broadcastable, not both")
+    if broadcastable is not None:
+        return tuple(1 if b else None for b in broadcastable)
+    if shape is None:
+        raise TypeError("TensorType needs a shape: a tuple of ints and Nones (one per dimension)")
+    out = []
+    for s in shape:
+        if s is None:
+            out.append(None)
+        elif isinstance(s, (bool, np.bool_)):
+            # PyTensor 2's broadcastable flags, accepted here too
+            out.append(1 if s else None)
+        elif isinstance(s, (int, np.integer)) and s >= 0:
+            out.append(int(s))
+        else:
+            raise TypeError(f"TensorType shape entries must be non-negative ints or None, got {s!r}")
+    return tuple(out)
+
+
+class TensorType(Type):
+    """The Type of ``numpy.ndarray`` values of ``dtype`` whose shape fits ``shape``."""
+
+    __props__ = ("dtype", "shape")
+
+    def __init__(
+        self,
+        dtype: Any,
+        shape: Iterable[int | None] | None = None,
+        name: str | None = None,
+        broadcastable: Iterable[bool] | None = None,
+    ):
+        self.dtype = _normalize_dtype(dtype)
+        self.shape = _normalize_shape(shape, broadcastable)
+        self.name = name
+        self.numpy_dtype = np.dtype(self.dtype)
+
+    # -- properties -----------------------------------------------------------------------
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def broadcastable(self) -> tuple[bool, ...]:
+        """Which dimensions are statically 1 (and so broadcast)."""
+        return tuple(s == 1 for s in self.shape)
+
+    def clone(
+        self,
+        dtype: Any = None,
+        shape: Iterable | None = None,
+        broadcastable: Iterable | None = None,
+        **kwargs: Any,
+    ) -> TensorType:
+        """A TensorType with some of dtype/shape replaced."""
+        if shape is None and broadcastable is None:
+            shape = self.shape
+        return type(self)(
+            self.dtype if dtype is None else dtype, shape, broadcastable=broadcastable, **kwargs
+        )
+
+    # -- values ---------------------------------------------------------------------------
+
+    def filter(self, data: Any, strict: bool = False, allow_downcast: bool | None = None) -> np.ndarray:
+        """``data`` as an ndarray of this Type, or a ``TypeError`` saying what does not fit.
+
+        ``strict``: only an ndarray of exactly ``dtype`` is accepted. Otherwise values are
+        converted when no information is lost (a lossless upcast, or equal values after
+        conversion, NaNs included); a lossy conversion needs ``allow_downcast``, except
+        that Python floats may be rounded to ``floatX`` when ``allow_downcast`` is None.
+        """
+        if isinstance(data, Variable):
+            raise TypeError(
+                f"Expected an array-like value for {self}, got the symbolic Variable {data}; "
+                "symbolic inputs belong in the graph, not in a call"
+            )
+        if type(data) is np.ndarray and data.dtype == self.numpy_dtype:
+            return self._check_shape(data)
+        if strict:
+            got = f"ndarray of dtype {data.dtype}" if isinstance(data, np.ndarray) else type(data).__name__
+            raise TypeError(f"{self} (strict) expects an ndarray of dtype {self.dtype}, got {got}")
+        return self._check_shape(self._convert(data, allow_downcast))
+
+    def _convert(self, data: Any, allow_downcast: bool | None) -> np.ndarray:
+        if isinstance(data, np.ndarray) and type(data) is not np.ndarray:
+            data = np.asarray(data)  # subclasses (matrix, masked) become plain arrays
+        arr = data if isinstance(data, np.ndarray) else np.asarray(data)
+        if arr.dtype.kind not in "biufc":
+            raise TypeError(
+                f"{self} expects numeric data, got {type(data).__name__} with NumPy dtype {arr.dtype}"
+            )
+        if arr.dtype == self.numpy_dtype:
+            return arr
+        if allow_downcast or np.can_cast(arr.dtype, self.numpy_dtype, "safe"):
+            return _cast(arr, self.dtype)
+        if allow_downcast is None and self.dtype == config.floatX and _is_python_floats(data):
+            return _cast(arr, self.dtype)
+        converted = _cast(arr, self.dtype)
+        if not isinstance(data, np.ndarray) and _values_preserved(arr, converted):
+            return converted
+        raise TypeError(
+            f"{self} cannot hold {type(data).__name__} of dtype {arr.dtype} without loss of precision; "
+            "pass allow_downcast=True (or cast the value first)"
+        )
+
+    def _check_shape(self, data: np.ndarray) -> np.ndarray:
+        if data.ndim != len(self.shape):
+            raise TypeError(
+                f"Wrong number of dimensions: {self} expects {len(self.shape)}, got {data.ndim} "
+                f"(an array of shape {data.shape})"
+            )
+        for i, (s, d) in enumerate(zip(self.shape, data.shape)):
+            if s is not None and s != d:
+                raise TypeError(
+                    f"{self} has static shape {_fmt_shape(self.shape)}, but the value has shape "
+                    f"{data.shape} (dimension {i}: expected {s}, got {d})"
+                )
+        return data
+
+    def values_eq(self, a: Any, b: Any, force_same_dtype: bool = True) -> bool:
+        """Exactly equal values (NaNs in the same places count as equal)."""
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape or (force_same_dtype and a.dtype != b.dtype):
+            return False
+        return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc" and b.dtype.kind in "fc"))
+
+    def values_eq_approx(
+        self,
+        a: Any,
+        b: Any,
+        allow_remove_inf: bool = False,
+        allow_remove_nan: bool = False,
+        rtol: float | None = None,
+        atol: float | None = None,
+    ) -> bool:
+        """Equal within the dtype's tolerance; infinities and NaNs must be in the same places
+        (unless ``allow_remove_inf``/``allow_remove_nan`` let them stand for anything)."""
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            return False
+        if a.dtype.kind not in "fc" and b.dtype.kind not in "fc":
+            return bool(np.array_equal(a, b))
+        dt = np.result_type(a, b).name
+        d_rtol, d_atol = values_eq_approx_tolerances.get(dt, (1e-5, 1e-8))
+        rtol = d_rtol if rtol is None else rtol
+        atol = d_atol if atol is None else atol
+        a_nan, b_nan = np.isnan(a), np.isnan(b)
+        a_inf, b_inf = np.isinf(a), np.isinf(b)
+        skip = np.zeros(a.shape, dtype=bool)
+        if allow_remove_nan:
+            skip |= a_nan | b_nan
+        elif not np.array_equal(a_nan, b_nan):
+            return False
+        if allow_remove_inf:
+            skip |= a_inf | b_inf
+        elif not (np.array_equal(a_inf, b_inf) and np.array_equal(a[a_inf], b[b_inf])):
+            return False
+        keep = ~(skip | a_nan | a_inf)
+        with np.errstate(invalid="ignore"):
+            return bool(np.allclose(a[keep], b[keep], rtol=rtol, atol=atol))
+
+    @staticmethod
+    def may_share_memory(a: Any, b: Any) -> bool:
+        if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+            return bool(np.may_share_memory(a, b))
+        return False
+
+    def get_shape_info(self, obj: np.ndarray) -> tuple[int, ...]:
+        return obj.shape
+
+    def get_size(self, shape_info: tuple[int, ...]) -> int:
+        return math.prod(shape_info) * self.numpy_dtype.itemsize
+
+    def value_zeros(self, shape: tuple[int, ...]) -> np.ndarray:
+        return np.zeros(shape, dtype=self.dtype)
+
+    # -- type relations -------------------------------------------------------------------
+
+    def in_same_class(self, otype: Type) -> bool:
+        """Same dtype and same broadcastable pattern (which dims are statically 1)."""
+        return (
+            isinstance(otype, TensorType)
+            and otype.dtype == self.dtype
+            and otype.broadcastable == self.broadcastable
+        )
+
+    def is_super(self, otype: Type) -> bool:
+        """Every array of ``otype`` is an array of this Type (same dtype and ndim; each
+        static length here is also there)."""
+        return (
+            isinstance(otype, TensorType)
+            and otype.dtype == self.dtype
+            and len(otype.shape) == len(self.shape)
+            and all(s is None or s == o for s, o in zip(self.shape, otype.shape))
+        )
+
+    def convert_variable(self, var: Variable) -> Variable | None:
+        """``var`` if its Type is at least as specific; ``specify_shape(var, shape)`` if it
+        is more general but compatible (same dtype, ndim, no conflicting lengths); else None."""
+        otype = var.type
+        if self.is_super(otype):
+            return var
+        if (
+            isinstance(otype, TensorType)
+            and otype.dtype == self.dtype
+            and otype.ndim == self.ndim
+            and all(s is None or o is None or s == o for s, o in zip(self.shape, otype.shape))
+        ):
+            from arignote.tensor.shape import specify_shape
+
+            return specify_shape(var, self.shape)
+        return None
+
+    def filter_variable(self, other: Any, allow_convert: bool = True) -> Variable:
+        if not isinstance(other, Variable):
+            from arignote.tensor.basic import as_tensor_variable
+
+            other = as_tensor_variable(other, ndim=self.ndim, dtype=self.dtype)
+        return super().filter_variable(other, allow_convert)
+
+    # -- printing -------------------------------------------------------------------------
+
+    def __str__(self) -> str:
+        if self.name:
+            return self.name
+        shape = ", ".join("?" if s is None else str(s) for s in self.shape)
+        if len(self.shape) == 1:
+            shape += ","
+        kind = _DIM_NAMES[self.ndim] if self.ndim < 3 else f"Tensor{self.ndim}"
+        return f"{kind}({self.dtype}, shape=({shape}))"
+
+    def __repr__(self) -> str:
+        return f"TensorType({self.dtype}, shape={self.shape})"
+
+    def scalar_type(self) -> Any:
+        return get_scalar_type(self.dtype)
+
+
+def _fmt_shape(shape: tuple) -> str:
+    return (
+        "(" + ", ".join("?" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+    )
+
+
+def _cast(arr: np.ndarray, dtype: str) -> np.ndarray:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # overflow/complex warnings: checked by the caller
+        return arr.astype(dtype)
+
+
+def _is_python_floats(data: Any) -> bool:
+    if isinstance(data, float):
+        return True
+    if isinstance(data, (list, tuple)):
+        return all(_is_python_floats(d) or isinstance(d, int) for d in data) and any(
+            _is_python_floats(d) for d in data
+        )
+    return False
+
+
+def _values_preserved(original: np.ndarray, converted: np.ndarray) -> bool:
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        back = converted.astype(original.dtype)
+        if original.dtype.kind in "fc":
+            return bool(np.array_equal(back, original, equal_nan=True))
+        return bool(np.array_equal(back, original))
+
+
+def tensor(
+    name: str | None = None,
+    *,
+    dtype: Any = None,
+    shape: Iterable[int | None] | None = None,
+    broadcastable: Iterable[bool] | None = None,
+) -> Variable:
+    """A new input Variable of ``TensorType(dtype, shape)`` (``dtype`` defaults to floatX).
+
+    >>> tensor("x", dtype="int32", shape=(None, 3)).type
+    TensorType(int32, shape=(None, 3))
+    """
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"tensor(name, *, dtype, shape): name must be a str, got {name!r}")
+    if shape is None and broadcastable is None:
+        shape = ()
+    return TensorType(config.floatX if dtype is None else dtype, shape=shape, broadcastable=broadcastable)(
+        name
+    )
+
+
+def _constructor(kind: str, default_shape: tuple) -> Any:
+    ndim = len(default_shape)
+
+    def make(
+        name: str | None = None, *, dtype: Any = None, shape: Iterable[int | None] | None = None
+    ) -> Variable:
+        shape = default_shape if shape is None else tuple(shape)
+        if len(shape) != ndim:
+            raise ValueError(f"{kind}() makes {ndim}-d variables; shape={shape} has {len(shape)} entries")
+        return tensor(name, dtype=dtype, shape=shape)
+
+    make.__name__ = make.__qualname__ = kind
+    make.__doc__ = f"A new {ndim}-d input Variable (default static shape {default_shape}, dtype floatX)."
+    return make
+
+
+scalar = _constructor("scalar", ())
+vector = _constructor("vector", (None,))
+matrix = _constructor("matrix", (None, None))
+row = _constructor("row", (1, None))
+col = _constructor("col", (None, 1))
+tensor3 = _constructor("tensor3", (None,) * 3)
+tensor4 = _constructor("tensor4", (None,) * 4)
+tensor5 = _constructor("tensor5", (None,) * 5)
+tensor6 = _constructor("tensor6", (None,) * 6)
+tensor7 = _constructor("tensor7", (None,) * 7)
+
+
+def _plural(ttype: TensorType, kind: str) -> Any:
+    def make(*names: Any) -> list[Variable]:
+        if len(names) == 1 and isinstance(names[0], int):
+            names = (None,) * names[0]
+        return [ttype(n) for n in names]
+
+    make.__name__ = make.__qualname__ = kind
+    make.__doc__ = f"Several {ttype} Variables: ``{kind}(n)`` or ``{kind}('a', 'b', ...)``."
+    return make
+
+
+_PREFIX_DTYPES = {
+    "b": "int8",
+    "w": "int16",
+    "i": "int32",
+    "l": "int64",
+    "f": "float32",
+    "d": "float64",
+    "c": "complex64",
+    "z": "complex128",
+}
+_KIND_SHAPES = {
+    "scalar": (),
+    "vector": (None,),
+    "matrix": (None, None),
+    "row": (1, None),
+    "col": (None, 1),
+    "tensor3": (None,) * 3,
+    "tensor4": (None,) * 4,
+    "tensor5": (None,) * 5,
+    "tensor6": (None,) * 6,
+    "tensor7": (None,) * 7,
+}
+for _p, _dtype in _PREFIX_DTYPES.items():
+    for _kind, _shape in _KIND_SHAPES.items():
+        _tt = TensorType(_dtype, _shape)
+        globals()[_p + _kind] = _tt
+        globals()[_p + _kind + "s"] = _plural(_tt, _p + _kind + "s")
+del _p, _dtype, _kind, _shape, _tt
+
+__all__ += [
+    "scalar",
+    "vector",
+    "matrix",
+    "row",
+    "col",
+    "tensor3",
+    "tensor4",
+    "tensor5",
+    "tensor6",
+    "tensor7",
+    *(p + k + s for p in _PREFIX_DTYPES for k in _KIND_SHAPES for s in ("", "s")),
+]

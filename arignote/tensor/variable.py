@@ -1,0 +1,394 @@
+"""TensorVariable and TensorConstant: tensor graph values with NumPy-like operators.
+
+``x + y``, ``x @ y``, ``x.sum(axis=0)``, ``x.T``, ``x.reshape(...)`` build graph nodes.
+``==`` is *not* overloaded (Variables compare by identity; use ``eq``), and using a
+symbolic value as a Python bool (``if x:``) is an error.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import numpy as np
+
+from arignote.graph.basic import Constant, Variable
+from arignote.tensor.type import TensorType
+
+__all__ = ["TensorVariable", "TensorConstant", "TensorConstantSignature"]
+
+
+# The operators need modules that import this one; they are looked up on first use.
+# (importlib, not ``from arignote.tensor import shape``: the package re-exports a function
+# of that name.)
+
+
+def _m() -> Any:
+    return importlib.import_module("arignote.tensor.math")
+
+
+def _b() -> Any:
+    return importlib.import_module("arignote.tensor.basic")
+
+
+def _s() -> Any:
+    return importlib.import_module("arignote.tensor.shape")
+
+
+class _tensor_py_operators:
+    """The NumPy-style methods and operators of tensor Variables."""
+
+    type: TensorType
+
+    # -- metadata -------------------------------------------------------------------------
+
+    @property
+    def dtype(self) -> str:
+        return self.type.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.type.ndim
+
+    @property
+    def broadcastable(self) -> tuple[bool, ...]:
+        return self.type.broadcastable
+
+    @property
+    def shape(self) -> Any:
+        """The symbolic shape (an int64 vector)."""
+        return _s().shape(self)
+
+    @property
+    def size(self) -> Any:
+        return _m().prod(self.shape)
+
+    # -- arithmetic -----------------------------------------------------------------------
+
+    def __add__(self, other: Any) -> Any:
+        return _m().add(self, other)
+
+    def __radd__(self, other: Any) -> Any:
+        return _m().add(other, self)
+
+    def __sub__(self, other: Any) -> Any:
+        return _m().sub(self, other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return _m().sub(other, self)
+
+    def __mul__(self, other: Any) -> Any:
+        return _m().mul(self, other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return _m().mul(other, self)
+
+    def __truediv__(self, other: Any) -> Any:
+        return _m().true_div(self, other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return _m().true_div(other, self)
+
+    def __floordiv__(self, other: Any) -> Any:
+        return _m().int_div(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        return _m().int_div(other, self)
+
+    def __mod__(self, other: Any) -> Any:
+        return _m().mod(self, other)
+
+    def __rmod__(self, other: Any) -> Any:
+        return _m().mod(other, self)
+
+    def __pow__(self, other: Any) -> Any:
+        return _m().pow(self, other)
+
+    def __rpow__(self, other: Any) -> Any:
+        return _m().pow(other, self)
+
+    def __neg__(self) -> Any:
+        return _m().neg(self)
+
+    def __abs__(self) -> Any:
+        return _m().abs(self)
+
+    def __invert__(self) -> Any:
+        return _m().invert(self)
+
+    def __lt__(self, other: Any) -> Any:
+        return _m().lt(self, other)
+
+    def __le__(self, other: Any) -> Any:
+        return _m().le(self, other)
+
+    def __gt__(self, other: Any) -> Any:
+        return _m().gt(self, other)
+
+    def __ge__(self, other: Any) -> Any:
+        return _m().ge(self, other)
+
+    def __and__(self, other: Any) -> Any:
+        return _m().and_(self, other)
+
+    def __rand__(self, other: Any) -> Any:
+        return _m().and_(other, self)
+
+    def __or__(self, other: Any) -> Any:
+        return _m().or_(self, other)
+
+    def __ror__(self, other: Any) -> Any:
+        return _m().or_(other, self)
+
+    def __xor__(self, other: Any) -> Any:
+        return _m().xor(self, other)
+
+    def __rxor__(self, other: Any) -> Any:
+        return _m().xor(other, self)
+
+    def __matmul__(self, other: Any) -> Any:
+        return _m().matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return _m().matmul(other, self)
+
+    # == and hash stay identity-based: Variables are graph nodes (use eq()/neq()).
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            f"The truth value of the symbolic {self} is unknown until it is computed. "
+            "Use arignote.tensor.switch/where for a symbolic condition, or eval() for a value."
+        )
+
+    def __iter__(self) -> Any:
+        raise TypeError(
+            f"Cannot iterate over the symbolic {self}: its length is only known when it is "
+            "computed. Index it (x[i]) or use arignote.scan."
+        )
+
+    def __len__(self) -> int:
+        raise TypeError(f"len() of the symbolic {self} is unknown; use x.shape[0]")
+
+    # -- shape and layout -----------------------------------------------------------------
+
+    @property
+    def T(self) -> Any:
+        return _b().transpose(self)
+
+    @property
+    def mT(self) -> Any:
+        """Transpose of the last two dimensions."""
+        return _b().matrix_transpose(self)
+
+    def transpose(self, *axes: Any) -> Any:
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        return _b().transpose(self, axes or None)
+
+    def dimshuffle(self, *pattern: Any) -> Any:
+        """Reorder/add/drop dimensions: ``x.dimshuffle(1, 0, "x")``."""
+        if len(pattern) == 1 and isinstance(pattern[0], (tuple, list)):
+            pattern = tuple(pattern[0])
+        from arignote.tensor.elemwise import DimShuffle
+
+        return DimShuffle(input_ndim=self.ndim, new_order=pattern)(self)
+
+    def reshape(self, *shape: Any, ndim: int | None = None) -> Any:
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = shape[0]
+        return _s().reshape(self, shape, ndim=ndim)
+
+    def flatten(self, ndim: int = 1) -> Any:
+        return _b().flatten(self, ndim)
+
+    ravel = flatten
+
+    def squeeze(self, axis: Any = None) -> Any:
+        return _b().squeeze(self, axis)
+
+    def swapaxes(self, axis1: int, axis2: int) -> Any:
+        return _b().swapaxes(self, axis1, axis2)
+
+    def astype(self, dtype: Any) -> Any:
+        return _m().cast(self, dtype)
+
+    def copy(self, name: str | None = None) -> Any:
+        out = _m().tensor_copy(self)
+        out.name = name
+        return out
+
+    # -- reductions -----------------------------------------------------------------------
+
+    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False, acc_dtype: Any = None) -> Any:
+        return _m().sum(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
+
+    def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False, acc_dtype: Any = None) -> Any:
+        return _m().prod(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
+
+    def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False, acc_dtype: Any = None) -> Any:
+        return _m().mean(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
+
+    def var(self, axis: Any = None, ddof: int = 0, keepdims: bool = False, corrected: bool = False) -> Any:
+        return _m().var(self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
+
+    def std(self, axis: Any = None, ddof: int = 0, keepdims: bool = False, corrected: bool = False) -> Any:
+        return _m().std(self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _m().min(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _m().max(self, axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _m().argmin(self, axis=axis, keepdims=keepdims)
+
+    def argmax(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _m().argmax(self, axis=axis, keepdims=keepdims)
+
+    def any(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _m().any(self, axis=axis, keepdims=keepdims)
+
+    def all(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _m().all(self, axis=axis, keepdims=keepdims)
+
+    # -- elementwise helpers --------------------------------------------------------------
+
+    def clip(self, a_min: Any, a_max: Any) -> Any:
+        return _m().clip(self, a_min, a_max)
+
+    def round(self, mode: str | None = None) -> Any:
+        return _m().round(self, mode)
+
+    def dot(self, other: Any) -> Any:
+        return _m().dot(self, other)
+
+    def conj(self) -> Any:
+        return _m().conj(self)
+
+    @property
+    def real(self) -> Any:
+        return _m().real(self)
+
+    @property
+    def imag(self) -> Any:
+        return _m().imag(self)
+
+    def __getattr__(self, name: str) -> Any:
+        # Unary math methods (x.exp(), x.log(), ...) come from arignote.tensor.math, so the
+        # list of them cannot drift from the functions themselves.
+        if name in _UNARY_METHODS:
+            fn = getattr(_m(), name)
+            return lambda: fn(self)
+        raise AttributeError(f"{type(self).__name__} object has no attribute {name!r}")
+
+
+_UNARY_METHODS = frozenset(
+    [
+        "exp",
+        "exp2",
+        "expm1",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "sqrt",
+        "sqr",
+        "sin",
+        "cos",
+        "tan",
+        "arcsin",
+        "arccos",
+        "arctan",
+        "sinh",
+        "cosh",
+        "tanh",
+        "arcsinh",
+        "arccosh",
+        "arctanh",
+        "floor",
+        "ceil",
+        "trunc",
+        "sign",
+        "erf",
+        "erfc",
+        "erfinv",
+        "sigmoid",
+        "softplus",
+        "isnan",
+        "isinf",
+        "neg",
+        "reciprocal",
+        "deg2rad",
+        "rad2deg",
+        "angle",
+        "gammaln",
+        "psi",
+    ]
+)
+
+
+class TensorVariable(_tensor_py_operators, Variable):
+    """A tensor value in a graph (an input, or the output of an Apply)."""
+
+    def _as_scalar(self) -> Variable:
+        from arignote.tensor.basic import scalar_from_tensor
+
+        return scalar_from_tensor(self)
+
+
+class TensorConstantSignature(tuple):
+    """``(type, data)`` compared by exact contents (shape, dtype, bytes): NaN equals NaN,
+    ``0.0`` and ``-0.0`` differ. Used to merge equal constants."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TensorConstantSignature) or len(other) != 2:
+            return False
+        (t0, d0), (t1, d1) = self, other
+        return t0 == t1 and d0.shape == d1.shape and d0.dtype == d1.dtype and d0.tobytes() == d1.tobytes()
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        t, d = self
+        flat = d.reshape(-1)
+        sample = flat[:: max(1, flat.size // 16)].tobytes()  # cheap, stable for big constants
+        return hash((t, d.shape, d.dtype.str, sample))
+
+
+class TensorConstant(_tensor_py_operators, Constant):
+    """A constant array (read-only: its data is never modified by any Op)."""
+
+    def __init__(self, type: TensorType, data: Any, name: str | None = None):
+        filtered = type.filter(data)
+        if filtered is data or filtered.base is not None:
+            filtered = filtered.copy()  # never alias the caller's array: constants are immutable
+        filtered.flags.writeable = False
+        data = filtered
+        Constant.__init__(self, type, data, name=name)
+
+    def signature(self) -> TensorConstantSignature:
+        return TensorConstantSignature((self.type, self.data))
+
+    def __str__(self) -> str:
+        if self.name is not None:
+            return self.name
+        data = self.data
+        if data.size <= 20:
+            text = np.array2string(data, separator=", ") if data.ndim else str(data)
+        else:
+            text = f"{data.shape} of {data.dtype}"
+        return text
+
+    def __repr__(self) -> str:
+        return f"TensorConstant({self.type!r}, data={self.data!r})"
+
+    def _as_scalar(self) -> Variable:
+        from arignote.scalar.type import constant
+
+        return constant(self.data[()], dtype=self.dtype)
+
+
+TensorType.variable_type = TensorVariable
+TensorType.constant_type = TensorConstant

@@ -509,7 +509,8 @@ def clone_get_equiv(
             if clone_inner_graphs and isinstance(op, _has_inner_graph()):
                 op = op.clone()
             new_node = Apply._unchecked(op, new_inputs, [o.clone() for o in node.outputs], node.trace)
-            new_node.tag = copy(node.tag)
+            if node.tag.__dict__:  # a fresh node already has an empty tag
+                new_node.tag = copy(node.tag)
         memo[node] = new_node
         for old_out, new_out in zip(node.outputs, new_node.outputs):
             memo.setdefault(old_out, new_out)

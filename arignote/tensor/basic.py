@@ -139,9 +139,14 @@ def as_tensor_variable(
             raise TypeError(f"{x} has dtype {x.type.dtype}, expected {np.dtype(dtype).name}")
         return x  # type: ignore[return-value]
     if isinstance(x, (list, tuple)) and any(isinstance(v, Variable) for v in _flatten(x)):
+        parts = [as_tensor_variable(v) for v in x]
+        if all(p.type.ndim == 0 for p in parts):
+            from arignote.tensor.shape import make_vector
+
+            return make_vector(*parts)
         from arignote.tensor.join import stack
 
-        return stack([as_tensor_variable(v) for v in x])
+        return stack(parts)
     if dtype is not None and not isinstance(x, np.ndarray):
         arr = np.asarray(x)
         if arr.dtype.kind in "biufc":

@@ -509,8 +509,9 @@ def clone_get_equiv(
             if clone_inner_graphs and isinstance(op, _has_inner_graph()):
                 op = op.clone()
             new_node = Apply._unchecked(op, new_inputs, [o.clone() for o in node.outputs], node.trace)
-            if node.tag.__dict__:  # a fresh node already has an empty tag
-                new_node.tag = copy(node.tag)
+            tag = node.tag
+            if type(tag) is not Scratchpad or tag.__dict__:  # else keep the fresh empty one
+                new_node.tag = copy(tag)
         memo[node] = new_node
         for old_out, new_out in zip(node.outputs, new_node.outputs):
             memo.setdefault(old_out, new_out)

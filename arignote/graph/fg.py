@@ -125,9 +125,11 @@ class FunctionGraph:
         self.update_mapping = update_mapping
         self.profile = None
 
+        # ReplaceValidate first: a History/Validator given in `features` then declines
+        # (AlreadyThere) instead of leaving the graph without replace_validate.
+        self.attach_feature(ReplaceValidate())
         for f in features or ():
             self.attach_feature(f)
-        self.attach_feature(ReplaceValidate())
 
         for var in inputs:
             if var in self._input_set:

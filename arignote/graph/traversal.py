@@ -18,6 +18,7 @@ T = TypeVar("T")
 __all__ = [
     "GraphCycleError",
     "ancestors",
+    "apply_ancestors",
     "apply_depends_on",
     "applys_between",
     "explicit_graph_inputs",
@@ -90,27 +91,45 @@ def _as_list(graphs: Variable | Iterable[Variable]) -> list[Variable]:
 def ancestors(
     graphs: Variable | Iterable[Variable], blockers: Collection[Variable] | None = None
 ) -> Generator[Variable, None, None]:
-    """Every Variable that ``graphs`` depend on (``graphs`` included), depth first.
+    """Every Variable that ``graphs`` depend on (``graphs`` included), each once.
 
+    The order is PyTensor's: a right-recursive depth-first search (the last graph and
+    the last input of each node first), which fixes the order of ``graph_inputs``.
     The walk does not go past variables in ``blockers``.
     """
-    blockers = set(blockers) if blockers else ()
-
-    def expand(var: Variable) -> Iterable[Variable] | None:
+    blockers = frozenset(blockers) if blockers else frozenset()
+    seen: set = set()
+    stack = _as_list(graphs)
+    pop, push = stack.pop, stack.extend
+    while stack:
+        var = pop()
+        if var in seen:
+            continue
+        seen.add(var)
+        yield var
         owner = var.owner
         if owner is not None and var not in blockers:
-            return reversed(owner.inputs)
-        return None
+            push(owner.inputs)
 
-    yield from walk(reversed(_as_list(graphs)), expand, bfs=False)
+
+def apply_ancestors(
+    graphs: Variable | Iterable[Variable], blockers: Collection[Variable] | None = None
+) -> Generator[Apply, None, None]:
+    """The Apply nodes that ``graphs`` depend on, each once, in :func:`ancestors` order."""
+    seen: set = set()
+    for var in ancestors(graphs, blockers):
+        node = var.owner
+        if node is not None and node not in seen:
+            seen.add(node)
+            yield node
 
 
 def graph_inputs(
     graphs: Variable | Iterable[Variable], blockers: Collection[Variable] | None = None
 ) -> Generator[Variable, None, None]:
-    """The root Variables of ``graphs``: ancestors with no owner, or in ``blockers``."""
-    blockers = set(blockers) if blockers else ()
-    return (v for v in ancestors(graphs, blockers) if v.owner is None or v in blockers)
+    """The root Variables of ``graphs``: the ancestors with no owner (the search does not
+    go past ``blockers``)."""
+    return (v for v in ancestors(graphs, blockers) if v.owner is None)
 
 
 def explicit_graph_inputs(graphs: Variable | Iterable[Variable]) -> Generator[Variable, None, None]:
@@ -131,10 +150,10 @@ def vars_between(ins: Iterable[Variable], outs: Iterable[Variable]) -> Generator
     def expand(var: Variable) -> Iterable[Variable] | None:
         owner = var.owner
         if owner is not None and var not in stop:
-            return reversed(owner.inputs + owner.outputs)
+            return (*owner.inputs, *owner.outputs)
         return None
 
-    yield from walk(reversed(_as_list(outs)), expand, bfs=False)
+    yield from walk(_as_list(outs), expand, bfs=False)
 
 
 def orphans_between(ins: Collection[Variable], outs: Iterable[Variable]) -> Generator[Variable, None, None]:

@@ -179,21 +179,31 @@ class MetaObject(metaclass=MetaType):
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
+# Frames of these functions belong to an Op, wherever the Op is defined: the user's line
+# is further out (the call of ``op(x)`` or of the helper that built it).
+_OP_FRAMES = frozenset({"make_node", "__call__", "grad", "L_op", "R_op", "pullback", "pushforward"})
+
+
 def user_frame_site(skip: int = 1) -> tuple[str, int, str] | None:
     """Return ``(filename, lineno, function)`` of the first frame outside arignote.
 
-    Cheap on purpose (no ``traceback`` module, no source lines read): it walks a few
-    frame objects, so recording it on every node costs well under a microsecond.
-    Source text is only looked up when an error message is built.
+    Frames of an Op's ``make_node``/``__call__``/gradient methods are skipped too, so a
+    node built by a user-defined Op points at the line that used the Op. Cheap on
+    purpose (no ``traceback`` module, no source lines read): it walks a few frame
+    objects. Source text is only looked up when an error message is built.
     """
     frame = sys._getframe(skip + 1)
     pkg = _PACKAGE_DIR
+    first_outside = None
     while frame is not None:
         code = frame.f_code
         if not code.co_filename.startswith(pkg):
-            return (code.co_filename, frame.f_lineno, code.co_name)
+            if code.co_name not in _OP_FRAMES:
+                return (code.co_filename, frame.f_lineno, code.co_name)
+            if first_outside is None:
+                first_outside = (code.co_filename, frame.f_lineno, code.co_name)
         frame = frame.f_back
-    return None
+    return first_outside
 
 
 def format_site(site: tuple[str, int, str] | None) -> str:

@@ -514,6 +514,18 @@ class TestClone:
         assert w.owner.inputs == [z, c] and z.owner.inputs == [x, y]
         assert equal_computations([w], [nw], [x, y], [equiv[x], equiv[y]])
 
+    def test_node_tags_are_copied(self):
+        x = double("x")
+        a = neg(x)
+        b = neg(a)
+        a.owner.tag.note = "kept"
+        equiv = clone_get_equiv([x], [b])
+        new_a, new_b = equiv[a.owner], equiv[b.owner]
+        assert new_a.tag.note == "kept" and new_a.tag is not a.owner.tag
+        assert isinstance(new_b.tag, Scratchpad) and new_b.tag is not b.owner.tag
+        new_b.tag.other = 1
+        assert not hasattr(b.owner.tag, "other")
+
     def test_copy_inputs_false(self):
         x, y, _c, z, w = small_graph()
         equiv = clone_get_equiv([x, y], [w], copy_inputs=False)

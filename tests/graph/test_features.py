@@ -2,7 +2,6 @@
 cloning and pickling."""
 
 # the tests unpack whole fixture graphs, (x, y, a, b, c), and use a few names of each
-# ruff: noqa: RUF059
 
 from __future__ import annotations
 

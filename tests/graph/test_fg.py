@@ -1,11 +1,9 @@
 """FunctionGraph: construction, clients, replace, structural edits, toposort, integrity."""
 
 # the tests unpack whole fixture graphs, (x, y, a, b, c), and use a few names of each
-# ruff: noqa: RUF059
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 
 import pytest
@@ -470,11 +468,13 @@ def test_replace_non_variable_becomes_a_constant():
 def test_replace_all_in_order():
     (x, y, a, b, c), fg = _abc_graph()
     a2 = sub(y, x)
-    b2 = neg(a)  # a is replaced first, so b2 is the old a... re-routed too? no: b2 is new
+    b2 = neg(a)
     fg.replace_all([(a, a2), (b, b2)])
-    # b2 was built from a (already replaced): it is imported with a as input
+    # the pairs apply in order: a is gone after the first, and the second brings it back
+    # (as b2's input) without re-routing anything to it
     assert fg.outputs == [b2, c, a2]
     assert b2.owner.inputs == [a] and c.owner.inputs == [a2, y]
+    assert a.owner in fg.apply_nodes and fg.clients[a] == [(b2.owner, 0)]
     fg.check_integrity()
     assert values(fg, x=1.0, y=3.0) == [1.0, 6.0, 2.0]
 
@@ -789,27 +789,27 @@ def _corrupt(kind, parts, fg):
 
 
 @pytest.mark.parametrize(
-    "kind",
+    ("kind", "message"),
     [
-        "extra_client",
-        "missing_client",
-        "duplicated_client",
-        "node_missing",
-        "stray_node",
-        "variable_missing",
-        "stray_variable",
-        "stray_clients_key",
-        "outputs_edited",
-        "output_client_wrong_idx",
-        "node_inputs_edited",
-        "undeclared_input",
+        ("extra_client", "does not use it"),
+        ("missing_client", "Wrong clients"),
+        ("duplicated_client", "Wrong clients"),
+        ("node_missing", "apply_nodes is out of date"),
+        ("stray_node", "apply_nodes is out of date"),
+        ("variable_missing", "variables is out of date"),
+        ("stray_variable", "variables is out of date"),
+        ("stray_clients_key", "not in the graph"),
+        ("outputs_edited", "out of date|Output client"),
+        ("output_client_wrong_idx", "Output client"),
+        ("node_inputs_edited", "does not use it|Wrong clients"),
+        ("undeclared_input", "Undeclared input"),
     ],
 )
-def test_check_integrity_catches_corruption(kind):
+def test_check_integrity_catches_corruption(kind, message):
     parts, fg = _abc_graph()
     fg.check_integrity()
     _corrupt(kind, parts, fg)
-    with pytest.raises(Exception):
+    with pytest.raises(Exception, match=message):
         fg.check_integrity()
 
 
@@ -847,21 +847,20 @@ def test_setup_node_rejects_a_bad_view_map():
 
 @pytest.mark.slow
 def test_chain_100k_deep_without_recursion():
-    t0 = time.perf_counter()
     x = double("x")
     v = x
     for _ in range(100_000):
         v = neg(v)
-    fg = FunctionGraph([x], [v])
+    fg = FunctionGraph([x], [v], clone=False)
     fg.check_integrity()
     order = fg.toposort()
     assert len(order) == 100_000
-    assert order[0].inputs[0] is fg.inputs[0] and order[-1].outputs[0] is fg.outputs[0]
-    fg2 = fg.clone(check_integrity=True)
+    assert order[0].inputs[0] is x and order[-1].outputs[0] is v
+    fg2 = fg.clone(check_integrity=False)
     assert len(fg2.apply_nodes) == 100_000 and not fg2.apply_nodes & fg.apply_nodes
+    assert fg2.outputs[0].owner.op == neg and fg2.outputs[0] is not v
     # prune the whole chain at once
     fg2.replace(fg2.outputs[0], fg2.inputs[0])
     assert fg2.apply_nodes == set() and fg2.variables == {fg2.inputs[0]}
     fg.remove_node(order[50_000])
     assert fg.outputs == [] and fg.apply_nodes == set()
-    assert time.perf_counter() - t0 < 60  # generous: the point is "no RecursionError"

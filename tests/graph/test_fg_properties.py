@@ -24,7 +24,7 @@ from tests.toy import add, divmod_op, double, integer, mul, neg, sub
 
 OPS = [add, mul, sub, neg, divmod_op]
 NIN = {add: 2, mul: 2, sub: 2, neg: 1, divmod_op: 2}
-INPUT_VALUES = [1.5, -2.5, 0.75]
+INPUT_VALUES = [1.5, -2.5, 0.75, 2.25, -0.5]  # input x<k> is worth INPUT_VALUES[k % 5]
 
 
 def _divmod(a, b):
@@ -195,7 +195,7 @@ def check(fg: FunctionGraph, model: Model) -> None:
     for op in OPS:
         assert set(fg.get_nodes(op)) == {n for n in nodes if n.op == op}
     # values
-    given = dict(zip(fg.inputs, INPUT_VALUES))
+    given = {v: INPUT_VALUES[int(v.name[1:]) % len(INPUT_VALUES)] for v in fg.inputs}
     got, got_err = _eval_or_error(lambda: evaluate(fg.outputs, given))
     want, want_err = _eval_or_error(lambda: model.evaluate(given))
     assert got_err == want_err
@@ -257,11 +257,23 @@ def build(data):
     return fg, model
 
 
-STEPS = ["replace", "replace_new", "add_output", "remove_output", "remove_node", "change_input", "type"]
+STEPS = [
+    "replace",
+    "replace_new",
+    "add_output",
+    "remove_output",
+    "remove_node",
+    "change_input",
+    "type",
+    "add_input",
+    "remove_input",
+]
 
 
 def step(data, fg: FunctionGraph, model: Model, kind: str, structural: bool = True) -> None:
     pool = graph_vars(fg, model)
+    if not pool and kind != "add_input":
+        return
     if kind in ("replace", "replace_new"):
         var = _pick(data, pool, "var")
         new = _pick(data, pool, "new") if kind == "replace" else new_var(data, model, pool)
@@ -333,6 +345,29 @@ def step(data, fg: FunctionGraph, model: Model, kind: str, structural: bool = Tr
                     changed = True
         fg.remove_node(node, reason="prop")
         model.outputs = [o for o in model.outputs if o.owner not in doomed]
+    elif kind == "add_input" and structural:
+        var = double(f"x{len(model.created)}")
+        model.created.append(var)
+        model.created_set.add(var)
+        fg.add_input(var)
+        model.inputs.append(var)
+    elif kind == "remove_input" and structural:
+        if not fg.inputs:
+            return
+        idx = data.draw(st.integers(0, len(fg.inputs) - 1), label="input")
+        var = fg.inputs[idx]
+        live = model.nodes()
+        doomed = {n for n in live if var in model.node_inputs[n]}
+        changed = True
+        while changed:
+            changed = False
+            for n in live - doomed:
+                if any(i.owner in doomed for i in model.node_inputs[n]):
+                    doomed.add(n)
+                    changed = True
+        fg.remove_input(idx, reason="prop")
+        model.outputs = [o for o in model.outputs if o is not var and o.owner not in doomed]
+        model.inputs.pop(idx)
     elif kind == "type":
         var = _pick(data, pool, "var")
         before = graph_state(fg)

@@ -870,13 +870,13 @@ def test_has_inner_graph_mixin_requires_its_parts():
 
     op = Inner()
     with pytest.raises(NotImplementedError, match="Inner must define inner_inputs"):
-        op.inner_inputs  # noqa: B018
+        op.inner_inputs
     with pytest.raises(NotImplementedError, match="Inner must define inner_outputs"):
-        op.inner_outputs  # noqa: B018
+        op.inner_outputs
     with pytest.raises(NotImplementedError, match="Inner must define clone"):
         op.clone()
     with pytest.raises(AttributeError, match="Inner has no compiled inner function"):
-        op.fn  # noqa: B018
+        op.fn
     assert not hasattr(op, "fn")
 
 

@@ -43,7 +43,7 @@ def test_scratchpad_holds_anything():
     assert (s.a, s.b) == (1, [2])
     assert s.__dict__ == {"a": 1, "b": [2]}
     with pytest.raises(AttributeError):
-        s.missing  # noqa: B018
+        s.missing
 
 
 def test_scratchpad_clear():

@@ -69,7 +69,7 @@ class Apply(Node):
     a later runtime error can point at it.
     """
 
-    __slots__ = ("__weakref__", "inputs", "op", "outputs", "tag", "trace")
+    __slots__ = ("__weakref__", "_tag", "inputs", "op", "outputs", "trace")
 
     def __init__(self, op: Op, inputs: Sequence[Variable], outputs: Sequence[Variable]):
         self.op = op
@@ -101,7 +101,7 @@ class Apply(Node):
         for i, out in enumerate(outs):
             out.owner = self
             out.index = i
-        self.tag = Scratchpad()
+        self._tag = None
         self.trace = user_frame_site()
 
     @classmethod
@@ -114,9 +114,21 @@ class Apply(Node):
         for i, out in enumerate(outputs):
             out.owner = node
             out.index = i
-        node.tag = Scratchpad()
+        node._tag = None
         node.trace = trace
         return node
+
+    @property
+    def tag(self) -> Scratchpad:
+        """A free-form scratchpad, made on first use (most nodes never need one)."""
+        tag = self._tag
+        if tag is None:
+            tag = self._tag = Scratchpad()
+        return tag
+
+    @tag.setter
+    def tag(self, value: Scratchpad) -> None:
+        self._tag = value
 
     # -- accessors ------------------------------------------------------------------------
 
@@ -178,7 +190,8 @@ class Apply(Node):
         if clone_inner_graph and isinstance(op, _has_inner_graph()):
             op = op.clone()
         cp = Apply._unchecked(op, list(self.inputs), [o.clone() for o in self.outputs], self.trace)
-        cp.tag = copy(self.tag)
+        if self._tag is not None:
+            cp._tag = copy(self._tag)
         return cp
 
     def clone_with_new_inputs(
@@ -208,14 +221,16 @@ class Apply(Node):
                     remake = True
         if remake:
             new_node = self.op.make_node(*new_inputs)
-            new_node.tag = copy(self.tag).__update__(new_node.tag)
+            if self._tag is not None:
+                new_node.tag = copy(self._tag).__update__(new_node.tag)
             new_node.trace = self.trace
             return new_node
         op = self.op
         if clone_inner_graph and isinstance(op, _has_inner_graph()):
             op = op.clone()
         cp = Apply._unchecked(op, new_inputs, [o.clone() for o in self.outputs], self.trace)
-        cp.tag = copy(self.tag)
+        if self._tag is not None:
+            cp._tag = copy(self._tag)
         return cp
 
     def __str__(self) -> str:
@@ -509,9 +524,9 @@ def clone_get_equiv(
             if clone_inner_graphs and isinstance(op, _has_inner_graph()):
                 op = op.clone()
             new_node = Apply._unchecked(op, new_inputs, [o.clone() for o in node.outputs], node.trace)
-            tag = node.tag
-            if type(tag) is not Scratchpad or tag.__dict__:  # else keep the fresh empty one
-                new_node.tag = copy(tag)
+            tag = node._tag
+            if tag is not None and (type(tag) is not Scratchpad or tag.__dict__):
+                new_node._tag = copy(tag)
         memo[node] = new_node
         for old_out, new_out in zip(node.outputs, new_node.outputs):
             memo.setdefault(old_out, new_out)

@@ -1,7 +1,11 @@
 """Tensors: ``import arignote.tensor as pt`` (the array language users write in)."""
 
+from arignote.tensor import special
+from arignote.tensor.alloc import *  # noqa: F403
 from arignote.tensor.basic import *  # noqa: F403
 from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
+from arignote.tensor.extra_ops import *  # noqa: F403
+from arignote.tensor.join import *  # noqa: F403
 from arignote.tensor.math import *  # noqa: F403
 from arignote.tensor.math import (
     abs,
@@ -13,7 +17,9 @@ from arignote.tensor.math import (
     round,
     sum,
 )
+from arignote.tensor.products import *  # noqa: F403
 from arignote.tensor.shape import *  # noqa: F403
+from arignote.tensor.sort import *  # noqa: F403
 from arignote.tensor.type import *  # noqa: F403
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import TensorConstant, TensorVariable
@@ -32,5 +38,6 @@ __all__ = [
     "min",
     "pow",
     "round",
+    "special",
     "sum",
 ]

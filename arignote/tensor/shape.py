@@ -130,8 +130,15 @@ class MakeVector(Op):
             if v.type.dtype != self.dtype:
                 if isinstance(v, Constant) and np.can_cast(v.data, self.dtype, "same_kind"):
                     inputs[i] = constant(np.asarray(v.data).astype(self.dtype))
+                elif np.can_cast(v.type.dtype, self.dtype, "safe"):
+                    from arignote.tensor.math import cast
+
+                    inputs[i] = cast(v, self.dtype)  # a lossless upcast
                 else:
-                    raise TypeError(f"MakeVector{{{self.dtype}}} input {i} has dtype {v.type.dtype}")
+                    raise TypeError(
+                        f"MakeVector{{{self.dtype}}} input {i} has dtype {v.type.dtype}, which does not "
+                        f"fit {self.dtype} without loss"
+                    )
         return Apply(self, inputs, [TensorType(self.dtype, (len(inputs),))()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:

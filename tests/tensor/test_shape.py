@@ -189,8 +189,14 @@ class TestMakeVector:
         assert isinstance(v.owner.op, MakeVector)
         np.testing.assert_array_equal(v.eval({a: 2.5}), [2.5, 2.5])
 
+    def test_mixed_int_dtypes_upcast(self):
+        i, n = pt.iscalar("i"), pt.lscalar("n")
+        v = pt.as_tensor_variable([i, n])
+        assert v.type.dtype == "int64"
+        np.testing.assert_array_equal(v.eval({i: 2, n: 3}), [2, 3])
+
     def test_errors(self):
         with pytest.raises(TypeError, match="must be 0-d"):
             MakeVector("float64")(pt.dvector())
-        with pytest.raises(TypeError, match="has dtype float64"):
+        with pytest.raises(TypeError, match="has dtype float64, which does not fit int64"):
             MakeVector("int64")(pt.dscalar())

@@ -1,0 +1,146 @@
+"""Sorting: ``sort`` and ``argsort`` along one axis (NumPy's, with its ``kind`` argument).
+
+The axis is an input of the node (a 0-d integer tensor, as in PyTensor), so it may be
+symbolic; a constant axis is checked when the node is built. ``axis=None`` in
+:func:`sort` / :func:`argsort` sorts the flattened tensor.
+
+>>> import numpy as np
+>>> import arignote.tensor as pt
+>>> x = pt.dmatrix("x")
+>>> sort(x, axis=0).eval({x: np.array([[3.0, 1.0], [2.0, 4.0]])})
+array([[2., 1.],
+       [3., 4.]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.op import Op
+from arignote.tensor.basic import as_tensor_variable, flatten
+from arignote.tensor.elemwise import normalize_axis
+from arignote.tensor.type import TensorType
+
+__all__ = ["sort", "argsort"]  # the Ops are reached through this module
+
+#: the sorting algorithms NumPy offers
+KIND_VALUES = ("quicksort", "mergesort", "heapsort", "stable")
+
+
+def _check_kind(kind: Any) -> str:
+    if kind not in KIND_VALUES:
+        raise ValueError(f"kind must be one of {KIND_VALUES}, got {kind!r}")
+    return kind
+
+
+def _parse_sort_args(kind: Any, order: Any, stable: bool | None) -> str:
+    if order is not None:
+        raise ValueError("sort: the order argument (field names of structured arrays) has no meaning here")
+    if stable is not None and kind is not None:
+        raise ValueError("sort: give kind or stable, not both")
+    if stable:
+        return "stable"
+    return _check_kind("quicksort" if kind is None else kind)
+
+
+class _SortBase(Op):
+    """What SortOp and ArgSortOp share: the ``kind`` prop and the axis input."""
+
+    __props__ = ("kind",)
+
+    def __init__(self, kind: str = "quicksort"):
+        self.kind = _check_kind(kind)
+
+    def _inputs(self, input: Any, axis: Any) -> tuple[Variable, Variable]:
+        x = as_tensor_variable(input)
+        if axis is None:
+            raise TypeError(
+                f"{self}: axis=None is not an input of the Op; call sort/argsort(x, axis=None) "
+                "to sort the flattened tensor"
+            )
+        if isinstance(axis, (int, np.integer)) and not isinstance(axis, bool):
+            axis = np.int64(axis)
+        axis = as_tensor_variable(axis)
+        if axis.type.ndim != 0 or axis.type.dtype[:3] not in ("int", "uin"):
+            raise TypeError(f"{self}: axis must be an integer scalar, got {axis} of Type {axis.type}")
+        if isinstance(axis, Constant):
+            normalize_axis(int(axis.data), x.type.ndim, f"{self} axis")
+        return x, axis
+
+    def _axis(self, x: np.ndarray, axis: Any) -> int:
+        a = int(axis)
+        if not -x.ndim <= a < x.ndim:
+            raise ValueError(f"{self}: axis {a} is out of bounds for a value of {x.ndim} dimension(s)")
+        return a
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        return [shapes[0]]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[True], [False]]  # the axis only chooses, it does not flow into the values
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}{{{self.kind}}}"
+
+
+class SortOp(_SortBase):
+    """A sorted copy of a tensor along an axis: ``SortOp(kind)(x, axis)``.
+
+    NaNs sort to the end, as in NumPy. The output has the input's Type.
+    """
+
+    def make_node(self, input: Any, axis: Any = -1) -> Apply:
+        x, axis = self._inputs(input, axis)
+        return Apply(self, [x, axis], [x.type()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        x, axis = inputs
+        output_storage[0][0] = np.sort(x, self._axis(x, axis), self.kind)
+
+    # -- gradients (pullback through argsort indices) are attached here ---------------------
+
+
+class ArgSortOp(_SortBase):
+    """The int64 indices that sort a tensor along an axis: ``ArgSortOp(kind)(x, axis)``."""
+
+    def make_node(self, input: Any, axis: Any = -1) -> Apply:
+        x, axis = self._inputs(input, axis)
+        return Apply(self, [x, axis], [TensorType("int64", x.type.shape)()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        x, axis = inputs
+        output_storage[0][0] = np.argsort(x, self._axis(x, axis), self.kind).astype("int64", copy=False)
+
+    # -- gradients (zero for the input: the output is integer) are attached here ------------
+
+
+def sort(
+    a: Any, axis: Any = -1, kind: str | None = None, order: Any = None, *, stable: bool | None = None
+) -> Variable:
+    """A sorted copy of ``a`` along ``axis`` (None: of the flattened tensor).
+
+    ``kind`` is one of ``quicksort`` (default), ``mergesort``, ``heapsort``, ``stable``;
+    ``stable=True`` is the same as ``kind="stable"``. ``order`` exists for NumPy's
+    signature and must be None.
+    """
+    kind = _parse_sort_args(kind, order, stable)
+    a = as_tensor_variable(a)
+    if axis is None:
+        a, axis = flatten(a), 0
+    return SortOp(kind)(a, axis)
+
+
+def argsort(
+    a: Any, axis: Any = -1, kind: str | None = None, order: Any = None, stable: bool | None = None
+) -> Variable:
+    """The int64 indices that would sort ``a`` along ``axis`` (None: the flattened tensor);
+    ``kind``, ``order`` and ``stable`` as for :func:`sort`."""
+    kind = _parse_sort_args(kind, order, stable)
+    a = as_tensor_variable(a)
+    if axis is None:
+        a, axis = flatten(a), 0
+    return ArgSortOp(kind)(a, axis)

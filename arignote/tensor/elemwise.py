@@ -8,6 +8,7 @@ thing whatever the data.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ import numpy as np
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
 from arignote.scalar.op import ScalarOp
-from arignote.scalar.type import get_scalar_type
+from arignote.scalar.type import get_scalar_type, upcast
 from arignote.tensor.type import TensorType
 
 __all__ = ["Elemwise", "DimShuffle", "CAReduce", "normalize_axis", "as_tensor"]
@@ -32,7 +33,9 @@ def _static_length(lengths: Sequence[int | None], dim: int, inputs: Sequence[Var
     known = {s for s in lengths if s is not None and s != 1}
     if len(known) > 1:
         detail = ", ".join(
-            f"input {i} ({v}) has {s}" for i, (v, s) in enumerate(zip(inputs, lengths)) if s is not None
+            f"input {i} ({v}: {v.type}) has {s}"
+            for i, (v, s) in enumerate(zip(inputs, lengths))
+            if s is not None
         )
         raise ValueError(f"Incompatible static shapes at dimension {dim}: {detail}")
     if known:
@@ -77,6 +80,8 @@ class Elemwise(Op):
         inputs = [as_tensor(i) for i in inputs]
         if self.nin >= 0 and len(inputs) != self.nin:
             raise TypeError(f"{self} takes {self.nin} inputs, got {len(inputs)}")
+        if not inputs:
+            raise TypeError(f"{self} needs at least one input")
         ndim = max((i.type.ndim for i in inputs), default=0)
         padded = []
         for inp in inputs:
@@ -86,7 +91,8 @@ class Elemwise(Op):
                     input_ndim=inp.type.ndim, new_order=["x"] * missing + list(range(inp.type.ndim))
                 )(inp)
             padded.append(inp)
-        out_shape = tuple(_static_length([i.type.shape[d] for i in padded], d, padded) for d in range(ndim))
+        # errors name the inputs as the user gave them (not their left-padded forms)
+        out_shape = tuple(_static_length([i.type.shape[d] for i in padded], d, inputs) for d in range(ndim))
         scalar_types = [get_scalar_type(i.type.dtype) for i in padded]
         try:
             out_scalar_types = self.scalar_op.output_types(scalar_types)
@@ -116,8 +122,11 @@ class Elemwise(Op):
                 target = inputs[inplace]
                 np.copyto(target, value)
                 value = target
-            elif any(value is i or (value.base is not None and value.base is i) for i in inputs):
-                value = value.copy()  # outputs never alias inputs unless declared
+            elif not value.flags.writeable or any(np.may_share_memory(value, i) for i in inputs):
+                # outputs never alias inputs unless declared (identity returns its input,
+                # second a read-only broadcast view of one), and can be written to later
+                # (NumPy's imag of a real array is read-only)
+                value = value.copy()
             cell[0] = value
 
     @staticmethod
@@ -152,12 +161,13 @@ class Elemwise(Op):
         return [tuple(out_shape) for _ in node.outputs]
 
     def __str__(self) -> str:
-        sop = self.scalar_op
-        base = (
-            str(sop)
-            if sop.__class__.__name__ == "Composite" or sop.__class__.__name__ == "Cast"
-            else type(sop).__name__
-        )
+        if self._name:
+            return self._name
+        # PyTensor 3's form: the scalar op's name capitalised (``Mul``, ``Int_div``, ``Eq``);
+        # parametrised scalar ops (``Cast{int8}``, ``Composite{...}``) print as they are
+        base = str(self.scalar_op)
+        if "{" not in base:
+            base = base.capitalize()
         if self.inplace_pattern:
             base += "[" + ", ".join(f"{o}<-{i}" for o, i in self.inplace_pattern) + "]"
         return base
@@ -244,7 +254,14 @@ def normalize_axis(axis: Any, ndim: int, what: str = "axis") -> tuple[int, ...] 
     """
     if axis is None:
         return None
-    axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
+    if isinstance(axis, Variable) and hasattr(axis, "data"):  # a constant: its value
+        axis = np.asarray(axis.data).tolist()
+    if isinstance(axis, (int, np.integer)):
+        axes = [axis]
+    elif isinstance(axis, (list, tuple, np.ndarray, range)):
+        axes = list(axis)
+    else:
+        raise TypeError(f"{what} must be None, an int or a sequence of ints, got {axis!r}")
     out = []
     for a in axes:
         if isinstance(a, Variable):
@@ -288,8 +305,9 @@ class CAReduce(Op):
             if axis is None
             else tuple(sorted(int(a) for a in ([axis] if isinstance(axis, (int, np.integer)) else axis)))
         )
-        self.dtype = dtype
-        self.acc_dtype = acc_dtype
+        # dtype names ("float64"), so that "floatX" or np.float64 compare and compute alike
+        self.dtype = None if dtype is None else get_scalar_type(dtype).dtype
+        self.acc_dtype = None if acc_dtype is None else get_scalar_type(acc_dtype).dtype
         self.upcast_discrete_output = upcast_discrete_output
 
     def _output_dtype(self, idtype: str) -> str:
@@ -298,7 +316,17 @@ class CAReduce(Op):
     def make_node(self, x: Any) -> Apply:
         x = as_tensor(x)
         if self.axis is not None:
-            normalize_axis(self.axis, x.type.ndim)
+            axis = normalize_axis(self.axis, x.type.ndim)
+            if axis != self.axis:  # negative axes: the node gets the op with them resolved
+                op = copy.copy(self)
+                op.axis = axis
+                return op.make_node(x)
+        if self.acc_dtype is not None and upcast(x.type.dtype, self.acc_dtype) != self.acc_dtype:
+            raise TypeError(
+                f"{self}: cannot accumulate {x.type} in acc_dtype {self.acc_dtype}: precision would "
+                f"be lost; use an acc_dtype at least as precise as {x.type.dtype}, or dtype= to "
+                "choose the output dtype"
+            )
         axis = range(x.type.ndim) if self.axis is None else self.axis
         shape = tuple(s for d, s in enumerate(x.type.shape) if d not in axis)
         dtype = self._output_dtype(x.type.dtype)
@@ -309,11 +337,22 @@ class CAReduce(Op):
         out_dtype = node.outputs[0].type.numpy_dtype
         axis = self.axis
         ufunc = self.scalar_op.ufunc
+        if self.scalar_op.identity is None and x.size == 0:
+            axes = range(x.ndim) if axis is None else axis
+            empty = [a for a in axes if x.shape[a] == 0]
+            if empty:
+                raise ValueError(
+                    f"{self}: cannot reduce the empty axis {empty[0]} of an array of shape {x.shape}: "
+                    f"{self.scalar_op} has no identity value"
+                )
         if ufunc is not None:
             res = ufunc.reduce(x, axis=axis, dtype=self.acc_dtype or None)
         else:
             res = self._reduce_generic(x, axis)
-        output_storage[0][0] = np.asarray(res).astype(out_dtype, copy=False)
+        res = np.asarray(res).astype(out_dtype, copy=False)
+        if np.may_share_memory(res, x):  # no axes reduced by the generic loop: x itself
+            res = res.copy()
+        output_storage[0][0] = res
 
     def _reduce_generic(self, x: np.ndarray, axis: tuple | None) -> np.ndarray:
         axes = tuple(range(x.ndim)) if axis is None else axis

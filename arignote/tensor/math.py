@@ -4,7 +4,7 @@ Every scalar op of :mod:`arignote.scalar` is available here as an ``Elemwise`` (
 ``exp``, ``erf``, ...). Reductions (``sum``, ``prod``, ``max``, ``min``, ``all``, ``any``)
 are ``CAReduce`` subclasses with NumPy's accumulation dtypes; ``mean``, ``var``, ``std``,
 ``logsumexp`` are built from them. Products (``dot``, ``matmul``, ``tensordot``,
-``outer``) are in :mod:`arignote.tensor.blas`.
+``outer``) are in :mod:`arignote.tensor.products`.
 
 >>> import numpy as np
 >>> import arignote.tensor as pt
@@ -27,6 +27,18 @@ from arignote.graph.op import Op
 from arignote.scalar.type import complex_types, discrete_types
 from arignote.tensor.basic import as_tensor_variable, constant, expand_dims
 from arignote.tensor.elemwise import CAReduce, Elemwise, normalize_axis
+from arignote.tensor.products import (  # noqa: F401  (re-exported, as in pytensor.tensor.math)
+    Dot,
+    MatMul,
+    dense_dot,
+    dot,
+    matmul,
+    matvec,
+    outer,
+    tensordot,
+    vecdot,
+    vecmat,
+)
 from arignote.tensor.type import TensorType
 
 # --- elementwise ---------------------------------------------------------------------------
@@ -151,6 +163,10 @@ def cast(x: Any, dtype: Any) -> Variable:
     dtype = ps.get_scalar_type("floatX" if dtype == "floatX" else dtype).dtype
     if x.type.dtype == dtype:
         return x
+    if x.type.dtype in complex_types and dtype not in complex_types:
+        raise TypeError(
+            f"Casting {x.type} from complex to {dtype} is ambiguous: use real(), imag(), angle() or abs()"
+        )
     return _casts[dtype](x)
 
 
@@ -175,6 +191,9 @@ def isclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: b
     """Symbolic ``numpy.isclose``: ``|a - b| <= atol + rtol * |b|``, infinities equal only
     to themselves, NaNs equal to each other only with ``equal_nan``."""
     a, b = as_tensor_variable(a), as_tensor_variable(b)
+    # as numpy.isclose: integers and bools are compared as floats (``a - b`` must not wrap
+    # around, and bools have no subtraction)
+    a, b = (cast(v, "float64") if v.type.dtype in discrete_types else v for v in (a, b))
     finite_close = le(abs(a - b), atol + rtol * abs(b))
     close = or_(eq(a, b), and_(finite_close, and_(invert(isinf(a)), invert(isinf(b)))))
     if equal_nan:
@@ -269,7 +288,9 @@ def _reduce(op: CAReduce, x: Variable, axis: Any, keepdims: bool) -> Variable:
     out = op(x)
     if keepdims:
         axes = normalize_axis(axis, x.type.ndim)
-        out = expand_dims(out, axes if axes is not None else tuple(range(x.type.ndim)))
+        axes = axes if axes is not None else tuple(range(x.type.ndim))
+        if axes:
+            out = expand_dims(out, axes)
     return out
 
 
@@ -333,7 +354,9 @@ def mean(
     """Arithmetic mean over ``axis``; integer inputs give ``floatX``."""
     x = as_tensor_variable(x)
     axes = normalize_axis(axis, x.type.ndim)
-    s = sum(x, axis=axes, dtype=dtype, acc_dtype=acc_dtype)
+    # a float16 sum would overflow long before the mean does: sum in float32 (as PyTensor)
+    sum_dtype = "float32" if dtype is None and x.type.dtype == "float16" else dtype
+    s = sum(x, axis=axes, dtype=sum_dtype, acc_dtype=acc_dtype)
     n = _count(x, axes)
     if s.type.dtype not in discrete_types:
         n = cast(
@@ -398,11 +421,17 @@ class Argmax(Op):
 
     __props__ = ("axis",)
 
-    def __init__(self, axis: tuple[int, ...] | None):
+    def __init__(self, axis: int | Sequence[int] | None):
+        if axis is not None:
+            axis = tuple(sorted(int(a) for a in ([axis] if isinstance(axis, (int, np.integer)) else axis)))
         self.axis = axis
 
     def make_node(self, x: Any) -> Apply:
         x = as_tensor_variable(x)
+        if self.axis is not None:
+            axis = normalize_axis(self.axis, x.type.ndim)
+            if axis != self.axis:  # negative axes: the node gets the op with them resolved
+                return type(self)(axis).make_node(x)
         axes = range(x.type.ndim) if self.axis is None else self.axis
         shape = tuple(s for d, s in enumerate(x.type.shape) if d not in axes)
         return Apply(self, [x], [TensorType("int64", shape)()])
@@ -414,7 +443,9 @@ class Argmax(Op):
             return np.asarray(self._np(x.reshape(-1)), dtype="int64")
         keep = [d for d in range(x.ndim) if d not in self.axis]
         moved = np.transpose(x, keep + list(self.axis))
-        flat = moved.reshape([x.shape[d] for d in keep] + [-1])
+        # the reduced length is spelt out: -1 cannot be resolved when a kept axis is empty
+        n = int(np.prod([x.shape[a] for a in self.axis], dtype=np.int64))
+        flat = moved.reshape([x.shape[d] for d in keep] + [n])
         return np.asarray(self._np(flat, axis=-1), dtype="int64")
 
     _np = staticmethod(np.argmax)

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.op import Op
 from arignote.scalar.type import ScalarType, get_scalar_type, python_scalar_dtype
@@ -45,35 +46,35 @@ class NotScalarConstantError(Exception):
 
 
 def _python_dtype(data: Any) -> str | None:
-    """The dtype for Python numbers and nested lists/tuples of them (None for others)."""
-    if isinstance(data, (bool, np.bool_)) and not isinstance(data, np.bool_):
-        return python_scalar_dtype(data)  # raises: Python bools are ambiguous
-    if isinstance(data, (int, float, complex)):
-        return python_scalar_dtype(data)
-    if isinstance(data, (list, tuple)):
-        flat: list = []
-        stack = [data]
-        while stack:
-            item = stack.pop()
-            if isinstance(item, (list, tuple)):
-                stack.extend(item)
-            else:
-                flat.append(item)
-        if flat and all(isinstance(v, (int, float, complex)) and not isinstance(v, bool) for v in flat):
-            dtypes = [python_scalar_dtype(v) for v in flat]
-            return np.result_type(*dtypes).name
-        if any(isinstance(v, bool) for v in flat) and not all(isinstance(v, bool) for v in flat):
-            raise TypeError(f"Mixed Python bools and numbers in {data!r}; use numbers, or a NumPy bool array")
+    """The dtype of a bare Python number (``None`` for anything else, NumPy scalars included:
+    they keep their own dtype). A Python ``bool`` is an error."""
+    if isinstance(data, np.generic):
+        return None  # np.float64 subclasses float, but keeps its dtype
+    if isinstance(data, (bool, int, float, complex)):
+        return python_scalar_dtype(data)  # raises for bool: ambiguous
     return None
+
+
+def _check_sequence(data: Any) -> None:
+    """Reject lists/tuples mixing Python bools with numbers (an ambiguous dtype)."""
+    flat = _flatten(data)
+    bools = [v for v in flat if isinstance(v, bool)]
+    if bools and len(bools) != len(flat):
+        raise TypeError(
+            f"Mixed Python bools and numbers in {data!r}: the dtype is ambiguous; "
+            "use numbers, or a NumPy bool array"
+        )
 
 
 def constant(x: Any, name: str | None = None, ndim: int | None = None, dtype: Any = None) -> TensorConstant:
     """A :class:`TensorConstant` holding ``x``.
 
-    Python ints get the smallest int dtype holding them, Python floats float32 when exact
-    (floatX when it is float32) else float64; NumPy values keep their dtype. A Python
-    ``bool`` is rejected (use ``numpy.bool_``). ``ndim`` left-pads (or squeezes leading 1s)
-    to that many dimensions.
+    A Python int gets the smallest int dtype holding it, a Python float float32 when
+    exact (any float that fits, when floatX is float32) else float64. Lists and tuples
+    get NumPy's dtype (int64/float64; an empty one is floatX), and NumPy values keep
+    theirs. A Python ``bool`` is rejected (use ``numpy.bool_``). An explicit ``dtype``
+    must hold a Python value exactly. ``ndim`` left-pads (or squeezes leading 1s) to
+    that many dimensions.
     """
     if isinstance(x, Variable):
         raise TypeError(f"constant() needs a value, got the symbolic Variable {x}")
@@ -82,14 +83,34 @@ def constant(x: Any, name: str | None = None, ndim: int | None = None, dtype: An
             f"A Python bool ({x}) is not accepted as a tensor constant: write numpy.bool_({x}) "
             "(or numpy.array(...)) for a boolean tensor, or int(...) for 0/1"
         )
-    if dtype is None:
-        dtype = _python_dtype(x)
+    if isinstance(x, (list, tuple)):
+        _check_sequence(x)
     if dtype is not None:
-        arr = np.asarray(x, dtype=dtype) if not isinstance(x, np.ndarray) else x.astype(dtype, copy=False)
-        if not isinstance(x, np.ndarray) and not _same_values(np.asarray(x), arr):
-            raise TypeError(f"Value {x!r} cannot be represented exactly in dtype {dtype}")
+        dtype = np.dtype(dtype).name if dtype != "floatX" else config.floatX
+        if isinstance(x, np.ndarray):
+            arr = x.astype(dtype, copy=False)
+        else:
+            orig = np.asarray(x)
+            if orig.dtype.kind not in "biufc":
+                raise TypeError(
+                    f"Cannot make a tensor constant from {type(x).__name__} (NumPy dtype {orig.dtype})"
+                )
+            try:
+                with np.errstate(all="ignore"):
+                    arr = np.asarray(x, dtype=dtype)
+            except (OverflowError, TypeError, ValueError):  # NumPy 2: 300 into int8, 1j into float
+                arr = None
+            if arr is None or not _same_values(orig, arr):
+                raise TypeError(f"Value {x!r} cannot be represented exactly in dtype {dtype}")
     else:
-        arr = np.asarray(x)
+        auto = _python_dtype(x)
+        if auto is not None:
+            with np.errstate(all="ignore"):
+                arr = np.asarray(x, dtype=auto)  # rounds to float32 on purpose when floatX is
+        else:
+            arr = np.asarray(x)
+            if arr.size == 0 and isinstance(x, (list, tuple)):
+                arr = arr.astype(config.floatX)
     if arr.dtype.kind not in "biufc":
         raise TypeError(f"Cannot make a tensor constant from {type(x).__name__} (NumPy dtype {arr.dtype})")
     if ndim is not None:
@@ -118,8 +139,9 @@ def as_tensor_variable(
     """``x`` as a tensor Variable: tensor Variables as they are, scalar Variables through
     :func:`tensor_from_scalar`, everything else as a constant.
 
-    ``ndim`` checks (and for constants, adjusts) the number of dimensions; ``dtype=``
-    casts a constant.
+    ``ndim`` adjusts the number of dimensions: leading broadcastable dimensions are
+    added or dropped (any other mismatch is an error); ``dtype=`` casts a constant and
+    must match a Variable's dtype.
     """
     dtype = kwargs.pop("dtype", None)
     if kwargs:
@@ -132,9 +154,14 @@ def as_tensor_variable(
         elif not isinstance(x.type, TensorType):
             raise TypeError(f"Cannot use {x} of Type {x.type} as a tensor")
         if ndim is not None and x.type.ndim != ndim:
-            if x.type.ndim > ndim and all(b for b in x.type.broadcastable[: x.type.ndim - ndim]):
+            if x.type.ndim < ndim:  # pad on the left with broadcastable dimensions
+                return x.dimshuffle(["x"] * (ndim - x.type.ndim) + list(range(x.type.ndim)))
+            if all(b for b in x.type.broadcastable[: x.type.ndim - ndim]):
                 return x.dimshuffle(list(range(x.type.ndim - ndim, x.type.ndim)))
-            raise ValueError(f"{x} of Type {x.type} is {x.type.ndim}-d; a {ndim}-d tensor is needed here")
+            raise ValueError(
+                f"{x} of Type {x.type} is {x.type.ndim}-d and its leading dimensions are not "
+                f"broadcastable; a {ndim}-d tensor is needed here"
+            )
         if dtype is not None and x.type.dtype != np.dtype(dtype).name:
             raise TypeError(f"{x} has dtype {x.type.dtype}, expected {np.dtype(dtype).name}")
         return x  # type: ignore[return-value]
@@ -147,14 +174,7 @@ def as_tensor_variable(
         from arignote.tensor.join import stack
 
         return stack(parts)
-    if dtype is not None and not isinstance(x, np.ndarray):
-        arr = np.asarray(x)
-        if arr.dtype.kind in "biufc":
-            cast_arr = arr.astype(dtype)
-            if not _same_values(arr, cast_arr):
-                raise TypeError(f"Value {x!r} cannot be represented exactly in dtype {np.dtype(dtype).name}")
-            x = cast_arr
-    return constant(x, name=name, ndim=ndim)
+    return constant(x, name=name, ndim=ndim, dtype=dtype)
 
 
 as_tensor = as_tensor_variable
@@ -213,30 +233,67 @@ tensor_from_scalar = TensorFromScalar()
 scalar_from_tensor = ScalarFromTensor()
 
 
-def get_underlying_scalar_constant_value(v: Any) -> Any:
-    """The value of ``v`` if it is a known constant scalar (through casts, DimShuffles,
-    TensorFromScalar and ScalarFromTensor), else :class:`NotScalarConstantError`."""
-    seen = 0
-    while True:
-        seen += 1
+def get_underlying_scalar_constant_value(
+    v: Any,
+    *,
+    elemwise: bool = True,
+    only_process_constants: bool = False,
+    max_recur: int = 10,
+    raise_not_constant: bool = True,
+) -> Any:
+    """The value of ``v`` if it is statically a known scalar, else
+    :class:`NotScalarConstantError` (or ``v`` itself with ``raise_not_constant=False``).
+
+    Looks through DimShuffles, TensorFromScalar/ScalarFromTensor, ``Shape_i`` of a static
+    length and (with ``elemwise``) Elemwise ops (casts, arithmetic) of constant scalars;
+    a Constant whose elements are all equal gives that value. ``only_process_constants``
+    looks at Constants only. The result is a NumPy scalar.
+    """
+    try:
+        return _underlying_scalar(v, elemwise, only_process_constants, max_recur)
+    except NotScalarConstantError:
+        if raise_not_constant:
+            raise
+        return v
+
+
+def _underlying_scalar(v: Any, elemwise: bool, only_constants: bool, max_recur: int) -> Any:
+    from arignote.tensor.elemwise import Elemwise
+    from arignote.tensor.shape import Shape_i
+
+    for _ in range(10_000):  # DimShuffle chains; Elemwise nesting is bounded by max_recur
         if not isinstance(v, Variable):
-            arr = np.asarray(v)
-            if arr.size == 1:
-                return arr.reshape(())[()]
-            raise NotScalarConstantError(f"{v!r} is not a scalar")
+            arr = np.asarray(v) if not isinstance(v, (bool, np.bool_)) else np.asarray(v, dtype=bool)
+            if arr.dtype.kind not in "biufc" or arr.size != 1:
+                raise NotScalarConstantError(f"{v!r} is not a numeric scalar")
+            return arr.reshape(())[()]
         if isinstance(v, Constant):
             data = np.asarray(v.data)
-            if data.size != 1:
-                raise NotScalarConstantError(f"{v} holds {data.size} values, not one")
-            return data.reshape(())[()]
+            if data.dtype.kind not in "biufc" or data.size == 0:
+                raise NotScalarConstantError(f"{v} is not a numeric scalar")
+            flat = data.reshape(-1)
+            if data.size > 1 and not (flat == flat[0]).all():
+                raise NotScalarConstantError(f"{v} holds {data.size} different values, not one")
+            return flat[0]
         node = v.owner
-        if node is None or seen > 1000:
+        if node is None or only_constants:
             raise NotScalarConstantError(f"{v} is not a constant")
         op = node.op
         if isinstance(op, (TensorFromScalar, ScalarFromTensor, DimShuffle)):
             v = node.inputs[0]
             continue
+        if isinstance(op, Shape_i):
+            length = node.inputs[0].type.shape[op.i]
+            if length is None:
+                raise NotScalarConstantError(f"dimension {op.i} of {node.inputs[0]} is not known statically")
+            return np.int64(length)
+        if elemwise and isinstance(op, Elemwise) and op.nout == 1 and node.inputs and max_recur > 0:
+            values = [_underlying_scalar(i, elemwise, only_constants, max_recur - 1) for i in node.inputs]
+            with np.errstate(all="ignore"):
+                out = np.asarray(op.scalar_op.impl(*values), dtype=v.type.dtype)
+            return out.reshape(())[()]
         raise NotScalarConstantError(f"{v} is computed by {op}; its value is not known statically")
+    raise NotScalarConstantError(f"{v}: too deep to be a known constant")
 
 
 # --- layout ------------------------------------------------------------------------------
@@ -286,6 +343,8 @@ def moveaxis(x: Any, source: int | Sequence[int], destination: int | Sequence[in
     if len(src) != len(dst):
         raise ValueError("moveaxis: source and destination must have the same number of axes")
     nd = x.type.ndim
+    normalize_axis(src, nd, "source")  # range and repeats (it returns them sorted)
+    normalize_axis(dst, nd, "destination")
     src = [normalize_axis(s, nd, "source")[0] for s in src]  # type: ignore[index]
     dst = [normalize_axis(d, nd, "destination")[0] for d in dst]  # type: ignore[index]
     order = [n for n in range(nd) if n not in src]
@@ -297,7 +356,7 @@ def moveaxis(x: Any, source: int | Sequence[int], destination: int | Sequence[in
 def expand_dims(x: Any, axis: int | Sequence[int]) -> TensorVariable:
     """Insert length-1 (broadcastable) dimensions at ``axis``."""
     x = as_tensor_variable(x)
-    axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
+    axes = list(axis) if isinstance(axis, (list, tuple, np.ndarray)) else [axis]
     out_ndim = x.type.ndim + len(axes)
     new = normalize_axis(axes, out_ndim) or ()
     order: list = []
@@ -308,18 +367,25 @@ def expand_dims(x: Any, axis: int | Sequence[int]) -> TensorVariable:
 
 
 def squeeze(x: Any, axis: int | Sequence[int] | None = None) -> TensorVariable:
-    """Drop broadcastable dimensions (all of them, or those in ``axis``, which must be)."""
+    """Drop length-1 dimensions: all the broadcastable ones, or those in ``axis``.
+
+    An ``axis`` whose length is not known statically is asserted to be 1 at run time
+    (through ``specify_shape``, as in PyTensor 3); one statically longer is an error.
+    """
     x = as_tensor_variable(x)
     if axis is None:
         drop = [d for d, b in enumerate(x.type.broadcastable) if b]
     else:
         drop = list(normalize_axis(axis, x.type.ndim) or ())
-        bad = [d for d in drop if not x.type.broadcastable[d]]
+        bad = [d for d in drop if x.type.shape[d] not in (1, None)]
         if bad:
-            raise ValueError(
-                f"squeeze: dimension(s) {bad} of {x.type} are not statically of length 1; "
-                "use specify_shape first if you know they are"
-            )
+            lengths = ", ".join(f"dimension {d} has length {x.type.shape[d]}" for d in bad)
+            raise ValueError(f"squeeze: cannot squeeze {x} of Type {x.type}: {lengths}, not 1")
+        unknown = [d for d in drop if x.type.shape[d] is None]
+        if unknown:
+            from arignote.tensor.shape import specify_shape
+
+            x = specify_shape(x, tuple(1 if d in unknown else None for d in range(x.type.ndim)))
     if not drop:
         return x
     return DimShuffle(input_ndim=x.type.ndim, new_order=[d for d in range(x.type.ndim) if d not in drop])(x)
@@ -330,9 +396,9 @@ def flatten(x: Any, ndim: int = 1) -> TensorVariable:
     x = as_tensor_variable(x)
     if not 1 <= ndim <= max(1, x.type.ndim):
         raise ValueError(f"flatten: ndim={ndim} is not between 1 and {max(1, x.type.ndim)} for {x.type}")
-    from arignote.tensor.shape import reshape, shape
+    from arignote.tensor.shape import reshape, shape_i
 
     if ndim == 1:
         return reshape(x, (-1,))
-    sh = shape(x)
-    return reshape(x, [sh[i] for i in range(ndim - 1)] + [-1])
+    # the kept lengths: static ints where known, else Shape_i (no indexing of x.shape)
+    return reshape(x, [shape_i(x, i) for i in range(ndim - 1)] + [-1])

@@ -24,6 +24,8 @@ __all__ = ["Elemwise", "DimShuffle", "CAReduce", "normalize_axis", "as_tensor"]
 
 
 def as_tensor(x: Any) -> Variable:
+    if isinstance(getattr(x, "type", None), TensorType):
+        return x  # the common case, without the cost of an import
     from arignote.tensor.basic import as_tensor_variable
 
     return as_tensor_variable(x)
@@ -78,33 +80,55 @@ class Elemwise(Op):
 
     def make_node(self, *inputs: Any) -> Apply:
         inputs = [as_tensor(i) for i in inputs]
+        # Building nodes is on the user's critical path: the typing work depends only on
+        # the input Types, so it is done once per distinct combination and memoised.
+        key = tuple((i.type.dtype, i.type.shape) for i in inputs)
+        cache = self.__dict__.setdefault("_typing_cache", {})
+        plan = cache.get(key)
+        if plan is None:
+            plan = self._plan(inputs)
+            if len(cache) > 512:
+                cache.clear()
+            cache[key] = plan
+        pads, out_types = plan
+        padded = [inp if pad is None else pad(inp) for inp, pad in zip(inputs, pads)]
+        return Apply(self, padded, [t() for t in out_types])
+
+    def _plan(self, inputs: list[Variable]) -> tuple[list, list[TensorType]]:
+        """(left-padding DimShuffle or None per input, output Types) for these inputs."""
         if self.nin >= 0 and len(inputs) != self.nin:
             raise TypeError(f"{self} takes {self.nin} inputs, got {len(inputs)}")
         if not inputs:
             raise TypeError(f"{self} needs at least one input")
-        ndim = max((i.type.ndim for i in inputs), default=0)
-        padded = []
+        ndim = max(i.type.ndim for i in inputs)
+        pads = []
+        shapes = []
         for inp in inputs:
             missing = ndim - inp.type.ndim
-            if missing:
-                inp = DimShuffle(
-                    input_ndim=inp.type.ndim, new_order=["x"] * missing + list(range(inp.type.ndim))
-                )(inp)
-            padded.append(inp)
+            pads.append(
+                DimShuffle(input_ndim=inp.type.ndim, new_order=["x"] * missing + list(range(inp.type.ndim)))
+                if missing
+                else None
+            )
+            shapes.append((1,) * missing + inp.type.shape)
         # errors name the inputs as the user gave them (not their left-padded forms)
-        out_shape = tuple(_static_length([i.type.shape[d] for i in padded], d, inputs) for d in range(ndim))
-        scalar_types = [get_scalar_type(i.type.dtype) for i in padded]
+        out_shape = tuple(_static_length([sh[d] for sh in shapes], d, inputs) for d in range(ndim))
+        scalar_types = [get_scalar_type(i.type.dtype) for i in inputs]
         try:
             out_scalar_types = self.scalar_op.output_types(scalar_types)
         except TypeError as err:
-            raise TypeError(f"{self}: {err} (inputs: {', '.join(str(i.type) for i in padded)})") from None
+            raise TypeError(f"{self}: {err} (inputs: {', '.join(str(i.type) for i in inputs)})") from None
         for o, i in self.inplace_pattern:
-            if padded[i].type.dtype != out_scalar_types[o].dtype or padded[i].type.shape != out_shape:
+            if inputs[i].type.dtype != out_scalar_types[o].dtype or shapes[i] != out_shape:
                 raise TypeError(
-                    f"{self}: output {o} cannot be computed in place of input {i} ({padded[i].type})"
+                    f"{self}: output {o} cannot be computed in place of input {i} ({inputs[i].type})"
                 )
-        outputs = [TensorType(t.dtype, out_shape)() for t in out_scalar_types]
-        return Apply(self, padded, outputs)
+        return pads, [TensorType(t.dtype, out_shape) for t in out_scalar_types]
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_typing_cache", None)
+        return state
 
     def perform(self, node: Apply, inputs: Sequence[np.ndarray], output_storage: list[list[Any]]) -> None:
         self._check_runtime_broadcast(node, inputs)
@@ -167,7 +191,7 @@ class Elemwise(Op):
         # parametrised scalar ops (``Cast{int8}``, ``Composite{...}``) print as they are
         base = str(self.scalar_op)
         if "{" not in base:
-            base = base.capitalize()
+            base = base.rstrip("_").capitalize()  # and_ -> And
         if self.inplace_pattern:
             base += "[" + ", ".join(f"{o}<-{i}" for o, i in self.inplace_pattern) + "]"
         return base
@@ -243,6 +267,9 @@ class DimShuffle(Op):
             axes = self.drop
             return f"Squeeze{{axis={axes[0]}}}" if len(axes) == 1 else f"Squeeze{{axes={tuple(axes)}}}"
         if self.is_transpose:
+            n = self.input_ndim
+            if self.shuffle == [*range(n - 2), n - 1, n - 2]:
+                return "MatrixTranspose"
             return f"Transpose{{axes={tuple(self.shuffle)}}}"
         return f"DimShuffle{{order=[{','.join(map(str, self.new_order))}]}}"
 

@@ -32,9 +32,9 @@ __all__ = ["TensorType", "tensor", "values_eq_approx_tolerances"]
 
 _DIM_NAMES = ("Scalar", "Vector", "Matrix")
 
-#: (rtol, atol) used by values_eq_approx, per dtype
+#: (rtol, atol) used by values_eq_approx, per dtype (PyTensor 3's defaults)
 values_eq_approx_tolerances = {
-    "float16": (1e-2, 5e-3),
+    "float16": (1e-3, 1e-3),
     "float32": (1e-5, 1e-5),
     "complex64": (1e-5, 1e-5),
     "float64": (1e-5, 1e-8),
@@ -49,6 +49,10 @@ def _normalize_shape(shape: Iterable | None, broadcastable: Iterable | None) -> 
         return tuple(1 if b else None for b in broadcastable)
     if shape is None:
         raise TypeError("TensorType needs a shape: a tuple of ints and Nones (one per dimension)")
+    if isinstance(shape, (str, bytes)) or not isinstance(shape, Iterable):
+        raise TypeError(
+            f"TensorType shape must be a tuple of ints and Nones (one per dimension), got {shape!r}"
+        )
     out = []
     for s in shape:
         if s is None:
@@ -142,8 +146,13 @@ class TensorType(Type):
         if allow_downcast is None and self.dtype == config.floatX and _is_python_floats(data):
             return _cast(arr, self.dtype)
         converted = _cast(arr, self.dtype)
-        if not isinstance(data, np.ndarray) and _values_preserved(arr, converted):
-            return converted
+        if not isinstance(data, np.ndarray):
+            if _values_preserved(arr, converted):
+                return converted
+            raise TypeError(
+                f"{self} cannot hold the value {_short(data)} exactly (it would become "
+                f"{_short(converted.tolist())}); pass allow_downcast=True (or cast the value first)"
+            )
         raise TypeError(
             f"{self} cannot hold {type(data).__name__} of dtype {arr.dtype} without loss of precision; "
             "pass allow_downcast=True (or cast the value first)"
@@ -180,7 +189,10 @@ class TensorType(Type):
         atol: float | None = None,
     ) -> bool:
         """Equal within the dtype's tolerance; infinities and NaNs must be in the same places
-        (unless ``allow_remove_inf``/``allow_remove_nan`` let them stand for anything)."""
+        (unless ``allow_remove_inf``/``allow_remove_nan`` let them stand for anything).
+        Two arrays of different dtypes are never equal (as in PyTensor)."""
+        if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype != b.dtype:
+            return False
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape:
             return False
@@ -257,13 +269,6 @@ class TensorType(Type):
             return specify_shape(var, self.shape)
         return None
 
-    def filter_variable(self, other: Any, allow_convert: bool = True) -> Variable:
-        if not isinstance(other, Variable):
-            from arignote.tensor.basic import as_tensor_variable
-
-            other = as_tensor_variable(other, ndim=self.ndim, dtype=self.dtype)
-        return super().filter_variable(other, allow_convert)
-
     # -- printing -------------------------------------------------------------------------
 
     def __str__(self) -> str:
@@ -286,6 +291,11 @@ def _fmt_shape(shape: tuple) -> str:
     return (
         "(" + ", ".join("?" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
     )
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:18] + " ... " + text[-18:]
 
 
 def _cast(arr: np.ndarray, dtype: str) -> np.ndarray:
@@ -362,15 +372,26 @@ tensor6 = _constructor("tensor6", (None,) * 6)
 tensor7 = _constructor("tensor7", (None,) * 7)
 
 
-def _plural(ttype: TensorType, kind: str) -> Any:
-    def make(*names: Any) -> list[Variable]:
-        if len(names) == 1 and isinstance(names[0], int):
-            names = (None,) * names[0]
-        return [ttype(n) for n in names]
+def _plural(make_one: Any, kind: str, one: str) -> Any:
+    def make(*names: Any) -> Any:
+        # PyTensor's convention: ``f(3)`` makes 3 unnamed Variables, ``f("a", "b")`` (or
+        # ``f(["a", "b"])``, or ``f("ab")``: one per character) makes named ones, and a
+        # single one-character name makes one Variable (not a list).
+        if names and isinstance(names[0], (int, np.integer)) and not isinstance(names[0], bool):
+            return [make_one() for _ in range(int(names[0]))]
+        if len(names) == 1:
+            names = names[0]
+            if isinstance(names, str) and len(names) == 1:
+                return make_one(names)
+        return [make_one(n) for n in names]
 
     make.__name__ = make.__qualname__ = kind
-    make.__doc__ = f"Several {ttype} Variables: ``{kind}(n)`` or ``{kind}('a', 'b', ...)``."
+    make.__doc__ = f"Several ``{one}`` Variables: ``{kind}(n)`` or ``{kind}('a', 'b', ...)``."
     return make
+
+
+def _plural_name(kind: str) -> str:
+    return kind[:-2] + "ices" if kind.endswith("matrix") else kind + "s"
 
 
 _PREFIX_DTYPES = {
@@ -399,7 +420,9 @@ for _p, _dtype in _PREFIX_DTYPES.items():
     for _kind, _shape in _KIND_SHAPES.items():
         _tt = TensorType(_dtype, _shape)
         globals()[_p + _kind] = _tt
-        globals()[_p + _kind + "s"] = _plural(_tt, _p + _kind + "s")
+        globals()[_plural_name(_p + _kind)] = _plural(_tt, _plural_name(_p + _kind), _p + _kind)
+for _kind in _KIND_SHAPES:  # scalars, vectors, matrices, ...: floatX at call time
+    globals()[_plural_name(_kind)] = _plural(globals()[_kind], _plural_name(_kind), _kind)
 del _p, _dtype, _kind, _shape, _tt
 
 __all__ += [
@@ -413,5 +436,6 @@ __all__ += [
     "tensor5",
     "tensor6",
     "tensor7",
-    *(p + k + s for p in _PREFIX_DTYPES for k in _KIND_SHAPES for s in ("", "s")),
+    *(p + k for p in _PREFIX_DTYPES for k in _KIND_SHAPES),
+    *(_plural_name(p + k) for p in ("", *_PREFIX_DTYPES) for k in _KIND_SHAPES),
 ]

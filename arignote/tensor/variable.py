@@ -35,10 +35,18 @@ def _s() -> Any:
     return importlib.import_module("arignote.tensor.shape")
 
 
+def _mod(name: str) -> Any:
+    return importlib.import_module(f"arignote.tensor.{name}")
+
+
 class _tensor_py_operators:
     """The NumPy-style methods and operators of tensor Variables."""
 
     type: TensorType
+
+    #: NumPy defers to our reflected operators (``ndarray + x`` is ``x.__radd__``) instead of
+    #: looping over the array and building an object array of graph nodes.
+    __array_priority__ = 1000
 
     # -- metadata -------------------------------------------------------------------------
 
@@ -147,10 +155,10 @@ class _tensor_py_operators:
         return _m().xor(other, self)
 
     def __matmul__(self, other: Any) -> Any:
-        return _m().matmul(self, other)
+        return _mod("products").matmul(self, other)
 
     def __rmatmul__(self, other: Any) -> Any:
-        return _m().matmul(other, self)
+        return _mod("products").matmul(other, self)
 
     # == and hash stay identity-based: Variables are graph nodes (use eq()/neq()).
 
@@ -261,10 +269,47 @@ class _tensor_py_operators:
         return _m().round(self, mode)
 
     def dot(self, other: Any) -> Any:
-        return _m().dot(self, other)
+        return _mod("products").dot(self, other)
 
     def conj(self) -> Any:
         return _m().conj(self)
+
+    conjugate = conj
+
+    def fill(self, value: Any) -> Any:
+        """A tensor shaped like this one, filled with ``value``."""
+        return _m().fill(self, value)
+
+    # -- sorting, cumulative ops, indices -------------------------------------------------
+
+    def sort(self, axis: Any = -1, kind: str | None = None, order: Any = None) -> Any:
+        return _mod("sort").sort(self, axis, kind, order)
+
+    def argsort(self, axis: Any = -1, kind: str | None = None, order: Any = None) -> Any:
+        return _mod("sort").argsort(self, axis, kind, order)
+
+    def cumsum(self, axis: int | None = None) -> Any:
+        return _mod("extra_ops").cumsum(self, axis)
+
+    def cumprod(self, axis: int | None = None) -> Any:
+        return _mod("extra_ops").cumprod(self, axis)
+
+    def nonzero(self, return_matrix: bool = False) -> Any:
+        return _mod("extra_ops").nonzero(self, return_matrix)
+
+    def repeat(self, repeats: Any, axis: int | None = None) -> Any:
+        return _mod("alloc").repeat(self, repeats, axis)
+
+    def zeros_like(self, dtype: Any = None) -> Any:
+        return _mod("alloc").zeros_like(self, dtype)
+
+    def ones_like(self, dtype: Any = None) -> Any:
+        return _mod("alloc").ones_like(self, dtype)
+
+    def get_underlying_scalar_constant(self) -> Any:
+        """The value of this Variable if it is statically a known scalar (see
+        :func:`~arignote.tensor.basic.get_underlying_scalar_constant_value`)."""
+        return _b().get_underlying_scalar_constant_value(self)
 
     @property
     def real(self) -> Any:
@@ -365,29 +410,30 @@ class TensorConstant(_tensor_py_operators, Constant):
         if filtered is data or filtered.base is not None:
             filtered = filtered.copy()  # never alias the caller's array: constants are immutable
         filtered.flags.writeable = False
-        data = filtered
-        Constant.__init__(self, type, data, name=name)
+        if filtered.shape != type.shape:
+            type = type.clone(shape=filtered.shape)  # a constant's shape is fully known
+        Constant.__init__(self, type, filtered, name=name)
 
     def signature(self) -> TensorConstantSignature:
         return TensorConstantSignature((self.type, self.data))
 
     def __str__(self) -> str:
-        if self.name is not None:
-            return self.name
-        data = self.data
-        if data.size <= 20:
-            text = np.array2string(data, separator=", ") if data.ndim else str(data)
-        else:
-            text = f"{data.shape} of {data.dtype}"
-        return text
+        # PyTensor 3's format: the data on one line, long ones elided in the middle;
+        # a named constant prints as name{data}.
+        text = _elide(str(self.data).replace("\n", ""))
+        return text if self.name is None else f"{self.name}{{{text}}}"
 
     def __repr__(self) -> str:
-        return f"TensorConstant({self.type!r}, data={self.data!r})"
+        return f"TensorConstant({self.type!r}, data={_elide(repr(self.data))})"
 
     def _as_scalar(self) -> Variable:
         from arignote.scalar.type import constant
 
         return constant(self.data[()], dtype=self.dtype)
+
+
+def _elide(text: str) -> str:
+    return text if len(text) <= 20 else f"{text[:10].strip()} ... {text[-10:].strip()}"
 
 
 TensorType.variable_type = TensorVariable

@@ -8,6 +8,7 @@ the layout helpers (transpose, expand_dims, squeeze, flatten, moveaxis, swapaxes
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -76,6 +77,26 @@ def constant(x: Any, name: str | None = None, ndim: int | None = None, dtype: An
     must hold a Python value exactly. ``ndim`` left-pads (or squeezes leading 1s) to
     that many dimensions.
     """
+    # Python numbers are the constants users write most (``x * 2.0``): the same value
+    # gives the same (immutable) constant, which is cheaper to build and to merge.
+    key = None
+    if name is None and type(x) in (int, float):
+        key = (type(x), x, math.copysign(1.0, x), ndim, dtype, config.floatX)
+        cached = _scalar_constants.get(key)
+        if cached is not None:
+            return cached
+    result = _make_constant(x, name, ndim, dtype)
+    if key is not None:
+        if len(_scalar_constants) > 4096:
+            _scalar_constants.clear()
+        _scalar_constants[key] = result
+    return result
+
+
+_scalar_constants: dict = {}
+
+
+def _make_constant(x: Any, name: str | None, ndim: int | None, dtype: Any) -> TensorConstant:
     if isinstance(x, Variable):
         raise TypeError(f"constant() needs a value, got the symbolic Variable {x}")
     if isinstance(x, bool):

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from arignote.configdefaults import config
 from arignote.scalar.op import (
     BinaryScalarOp,
     ScalarOp,
@@ -65,6 +66,26 @@ def scalar(name: str | None = None, dtype: str = "floatX") -> ScalarVariable:
     return get_scalar_type(dtype)(name)  # type: ignore[return-value]
 
 
+class FloatUnary(UnaryScalarOp):
+    """A unary op whose result is a float wide enough for its input (ints included).
+
+    ``impl`` returns exactly that dtype (``Composite`` bodies rely on it): integers are
+    computed in it, and a result in another dtype (SciPy has no float16 loops) is cast.
+    """
+
+    def impl(self, a: Any) -> Any:
+        dtype = np.asarray(a).dtype
+        if dtype.kind in "biu":  # compute in the float dtype the output will have
+            out_dtype = np.dtype(float_dtype_for(dtype.name))
+            result = self.ufunc(a, dtype=out_dtype)
+        else:
+            out_dtype = dtype
+            result = self.ufunc(a)
+        if result.dtype != out_dtype:
+            result = result.astype(out_dtype)
+        return result
+
+
 # --- arithmetic --------------------------------------------------------------------------
 
 
@@ -105,6 +126,8 @@ class TrueDiv(BinaryScalarOp):
         return super().output_types(types)
 
     def impl(self, a: Any, b: Any) -> Any:
+        if np.asarray(a).dtype.kind in "biu" and np.asarray(b).dtype.kind in "biu":
+            return np.true_divide(a, b, dtype=config.floatX)  # the output dtype, not float64
         return np.true_divide(a, b)
 
 
@@ -113,12 +136,19 @@ def _check_int_divisor(op: ScalarOp, a: Any, b: Any) -> None:
         raise ZeroDivisionError(f"{op}: integer division by zero (NumPy would silently give 0)")
 
 
+def _keep_bool(result: Any, a: Any, b: Any) -> Any:
+    # NumPy computes bool // bool and bool % bool in int8; the output type is bool
+    if result.dtype == np.int8 and np.asarray(a).dtype == np.bool_ and np.asarray(b).dtype == np.bool_:
+        return result.astype(np.bool_)
+    return result
+
+
 class IntDiv(BinaryScalarOp):
     """``a // b``: division rounded towards minus infinity; an integer divisor of 0 is an error."""
 
     def impl(self, a: Any, b: Any) -> Any:
         _check_int_divisor(self, a, b)
-        return np.floor_divide(a, b)
+        return _keep_bool(np.floor_divide(a, b), a, b)
 
 
 class Mod(BinaryScalarOp):
@@ -126,7 +156,7 @@ class Mod(BinaryScalarOp):
 
     def impl(self, a: Any, b: Any) -> Any:
         _check_int_divisor(self, a, b)
-        return np.mod(a, b)
+        return _keep_bool(np.mod(a, b), a, b)
 
 
 class Pow(BinaryScalarOp):
@@ -176,12 +206,15 @@ class Sign(UnaryScalarOp):
 
 
 class Sqr(UnaryScalarOp):
-    """``a * a``."""
+    """``a * a`` (for bool: ``a``, as ``a & a``)."""
 
-    ufunc = np.square
+    @staticmethod
+    def ufunc(a: Any) -> Any:
+        # np.square has no bool loop (it gives int8); multiply is logical and on bools
+        return np.multiply(a, a)
 
 
-class Sqrt(UnaryScalarOp):
+class Sqrt(FloatUnary):
     """Square root (NaN for negative reals)."""
 
     ufunc = np.sqrt
@@ -214,8 +247,8 @@ add = Add(upcast_out, name="add")
 mul = Mul(upcast_out, name="mul")
 sub = Sub(upcast_out_nobool, name="sub")
 true_div = TrueDiv(upcast_out, name="true_div")
-int_div = IntDiv(upcast_out, name="int_div")
-mod = Mod(upcast_out, name="mod")
+int_div = IntDiv(upcast_out_no_complex, name="int_div")
+mod = Mod(upcast_out_no_complex, name="mod")
 pow = Pow(upcast_out_min8, name="pow")
 neg = Neg(same_out_nobool, name="neg")
 reciprocal = Reciprocal(upgrade_to_float, name="reciprocal")
@@ -231,25 +264,20 @@ clip = Clip(upcast_out_no_complex, name="clip")
 
 
 class Comparison(BinaryScalarOp):
-    """A comparison: always a bool result."""
+    """A comparison: always a bool result (complex numbers compare as NumPy orders them:
+    lexicographically, real part first)."""
 
     def output_types(self, types: Any) -> list[ScalarType]:
-        if self.ordered and any(t.dtype in complex_types for t in types):
-            raise TypeError(f"{self} is not defined for complex inputs")
         return bool_out(*types)
-
-    ordered = True
 
 
 class EQ(Comparison):
     ufunc = np.equal
-    ordered = False
     commutative = True
 
 
 class NEQ(Comparison):
     ufunc = np.not_equal
-    ordered = False
     commutative = True
 
 
@@ -276,7 +304,13 @@ class BitwiseOp(ScalarOp):
         bad = [t.dtype for t in types if t.dtype not in discrete_types]
         if bad:
             raise TypeError(f"{self} needs bool or integer inputs, got {', '.join(bad)}")
-        return upcast_out(*types)
+        (out,) = upcast_out(*types)
+        if out.dtype not in discrete_types:
+            raise TypeError(
+                f"{self}: {', '.join(t.dtype for t in types)} have no common integer dtype "
+                f"(NumPy promotes them to {out.dtype}); cast one of them first"
+            )
+        return [out]
 
 
 class AND(BitwiseOp):
@@ -339,15 +373,15 @@ isinf = IsInf(bool_out, name="isinf")
 # --- rounding ----------------------------------------------------------------------------
 
 
-class Floor(UnaryScalarOp):
+class Floor(FloatUnary):
     ufunc = np.floor
 
 
-class Ceil(UnaryScalarOp):
+class Ceil(FloatUnary):
     ufunc = np.ceil
 
 
-class Trunc(UnaryScalarOp):
+class Trunc(FloatUnary):
     ufunc = np.trunc
 
 
@@ -373,16 +407,6 @@ round_half_to_even = RoundHalfToEven(same_out_float_only, name="round_half_to_ev
 round_half_away_from_zero = RoundHalfAwayFromZero(same_out_float_only, name="round_half_away_from_zero")
 
 # --- exponentials, logarithms, trigonometry ----------------------------------------------
-
-
-class FloatUnary(UnaryScalarOp):
-    """A unary op whose result is a float wide enough for its input (ints included)."""
-
-    def impl(self, a: Any) -> Any:
-        dtype = np.asarray(a).dtype
-        if dtype.kind in "biu":  # compute in the float dtype the output will have
-            return self.ufunc(a, dtype=float_dtype_for(dtype.name))
-        return self.ufunc(a)
 
 
 class Exp(FloatUnary):
@@ -496,9 +520,10 @@ tanh = Tanh(upgrade_to_float, name="tanh")
 arcsinh = ArcSinh(upgrade_to_float, name="arcsinh")
 arccosh = ArcCosh(upgrade_to_float, name="arccosh")
 arctanh = ArcTanh(upgrade_to_float, name="arctanh")
-deg2rad = Deg2Rad(upgrade_to_float, name="deg2rad")
-rad2deg = Rad2Deg(upgrade_to_float, name="rad2deg")
-arctan2 = ArcTan2(upgrade_to_float, name="arctan2")
+# NumPy has no complex loops for these
+deg2rad = Deg2Rad(upgrade_to_float_no_complex, name="deg2rad")
+rad2deg = Rad2Deg(upgrade_to_float_no_complex, name="rad2deg")
+arctan2 = ArcTan2(upgrade_to_float_no_complex, name="arctan2")
 
 # --- casts, identity, second -------------------------------------------------------------
 
@@ -514,8 +539,17 @@ class Cast(UnaryScalarOp):
         super().__init__(specific_out(o_type), name=name or f"convert_to_{o_type.dtype}")
         self.o_type = o_type
 
+    def output_types(self, types: Any) -> list[ScalarType]:
+        (t,) = types
+        if t.dtype in complex_types and self.o_type.dtype not in complex_types:
+            raise TypeError(
+                f"Casting {t.dtype} to {self.o_type.dtype} would drop the imaginary part; "
+                "use real(), imag(), abs() or angle() first"
+            )
+        return super().output_types(types)
+
     def impl(self, a: Any) -> Any:
-        return np.asarray(a).astype(self.o_type.dtype)
+        return np.asarray(a).astype(self.o_type.dtype)[()]
 
     def __str__(self) -> str:
         return f"Cast{{{self.o_type.dtype}}}"
@@ -568,49 +602,71 @@ def _real_of(*types: ScalarType) -> list[ScalarType]:
     return [{"complex64": float32, "complex128": float64}.get(t.dtype, t)]
 
 
+# np.real, np.imag and np.angle are plain functions, not ufuncs: as class attributes they
+# would become methods, hence staticmethod
+
+
 class Real(UnaryScalarOp):
-    ufunc = np.real
+    ufunc = staticmethod(np.real)
 
 
 class Imag(UnaryScalarOp):
-    ufunc = np.imag
+    ufunc = staticmethod(np.imag)
 
 
 class Angle(UnaryScalarOp):
-    ufunc = np.angle
+    """The argument of a complex number (0 or pi for reals); float64 always, as in PyTensor."""
+
+    def impl(self, a: Any) -> Any:
+        return np.angle(np.asarray(a, dtype=np.result_type(a, np.float64)))
 
 
 class Conj(UnaryScalarOp):
     ufunc = np.conj
 
 
+def _complex_parts_out(*types: ScalarType) -> list[ScalarType]:
+    bad = [t.dtype for t in types if t.dtype in complex_types]
+    if bad:
+        raise TypeError(
+            f"complex parts must be real, got {', '.join(bad)} (take real()/imag()/abs()/angle() first)"
+        )
+    return complex_out(*types)
+
+
 class Complex(BinaryScalarOp):
-    """``a + 1j * b``."""
+    """``a + 1j * b`` from the real part ``a`` and imaginary part ``b``."""
 
     def impl(self, a: Any, b: Any) -> Any:
-        return np.asarray(a) + 1j * np.asarray(b)
+        real_dtype = _real_dtype_of(a, b)
+        return np.asarray(a, dtype=real_dtype) + 1j * np.asarray(b, dtype=real_dtype)
 
 
 class ComplexFromPolar(BinaryScalarOp):
     """``r * exp(1j * theta)``."""
 
     def impl(self, r: Any, theta: Any) -> Any:
-        return np.asarray(r) * np.exp(1j * np.asarray(theta))
+        real_dtype = _real_dtype_of(r, theta)
+        return np.asarray(r, dtype=real_dtype) * np.exp(1j * np.asarray(theta, dtype=real_dtype))
 
 
-def _angle_out(*types: ScalarType) -> list[ScalarType]:
+def _real_dtype_of(*args: Any) -> str:
+    """The float dtype whose complex is the output of ``complex(*args)`` (see ``complex_out``)."""
+    (out,) = complex_out(*(get_scalar_type(np.asarray(a).dtype) for a in args))
+    return "float32" if out.dtype == "complex64" else "float64"
+
+
+def _conj_out(*types: ScalarType) -> list[ScalarType]:
     (t,) = types
-    if t.dtype in complex_types:
-        return _real_of(t)
-    return upgrade_to_float(t)
+    return [int8] if t.dtype == "bool" else [t]  # np.conj has no bool loop (nor has PyTensor)
 
 
 real = Real(_real_of, name="real")
 imag = Imag(_real_of, name="imag")
-angle = Angle(_angle_out, name="angle")
-conj = Conj(same_out, name="conj")
-complex = Complex(complex_out, name="complex")
-complex_from_polar = ComplexFromPolar(complex_out, name="complex_from_polar")
+angle = Angle(specific_out(float64), name="angle")
+conj = Conj(_conj_out, name="conj")
+complex = Complex(_complex_parts_out, name="complex")
+complex_from_polar = ComplexFromPolar(_complex_parts_out, name="complex_from_polar")
 
 __all__ = [
     name

@@ -70,6 +70,11 @@ class Composite(ScalarOp, HasInnerGraph):
                 raise TypeError(
                     f"Composite input {i} ({var}) must be a scalar Variable, got Type {getattr(var, 'type', None)}"
                 )
+            if isinstance(var, Constant):
+                raise TypeError(
+                    f"Composite input {i} ({var}) is a Constant; inputs must be free scalar Variables "
+                    "(constants belong in the body)"
+                )
         self._fgraph = FunctionGraph(list(inputs), list(outputs), clone=True)
         for node in self._fgraph.apply_nodes:
             if not isinstance(node.op, ScalarOp):
@@ -158,12 +163,17 @@ class Composite(ScalarOp, HasInnerGraph):
         op_names: dict = {}
         lines = [f"def composite({', '.join(names[v] for v in self.inner_inputs)}):"]
         tmp = 0
+
+        def const_name(var: Variable) -> str:
+            names[var] = f"c{sum(1 for n in names.values() if n.startswith('c'))}"
+            namespace[names[var]] = var.data
+            return names[var]
+
         for node in self._order:
             args = []
             for inp in node.inputs:
                 if inp not in names:  # a constant
-                    names[inp] = f"c{len([n for n in names.values() if n.startswith('c')])}"
-                    namespace[names[inp]] = inp.data
+                    const_name(inp)
                 args.append(names[inp])
             fname = op_names.get(node.op)
             if fname is None:
@@ -178,8 +188,7 @@ class Composite(ScalarOp, HasInnerGraph):
             lines.append(f"    {', '.join(outs)} = {fname}({', '.join(args)})")
         for v in self.inner_outputs:  # an output may be an input or a constant
             if v not in names:
-                names[v] = f"c{len(namespace)}"
-                namespace[names[v]] = v.data
+                const_name(v)
         rets = ", ".join(names[v] for v in self.inner_outputs)
         lines.append(f"    return {rets}")
         return "\n".join(lines), namespace

@@ -17,6 +17,7 @@ import scipy.special as sp
 
 from arignote.scalar.basic import FloatUnary
 from arignote.scalar.op import ScalarOp, float_dtype_for, upgrade_to_float, upgrade_to_float_no_complex
+from arignote.scalar.type import ScalarType, get_scalar_type, upcast
 
 __all__ = [
     "erf",
@@ -51,11 +52,13 @@ def _float_args(*args: Any) -> tuple[Any, str]:
 
 
 class FloatNary(ScalarOp):
-    """A special function of several real arguments, computed in their common float dtype."""
+    """A special function of several real arguments, computed in their common float dtype
+    (and returned in it: SciPy has no float16 loops)."""
 
     def impl(self, *args: Any) -> Any:
         args, dtype = _float_args(*args)
-        return self.ufunc(*(np.asarray(a, dtype=dtype) for a in args))
+        result = self.ufunc(*(np.asarray(a, dtype=dtype) for a in args))
+        return result if result.dtype == dtype else result.astype(dtype)
 
 
 class Erf(FloatUnary):
@@ -141,10 +144,29 @@ class XLogX(FloatUnary):
 
 
 class XLogY0(FloatNary):
-    """``x * log(y)``, 0 where ``x == 0`` (even if ``y == 0``)."""
+    """``x * log(y)``, 0 wherever ``x == 0`` (even if ``y`` is 0 or NaN, as PyTensor's
+    ``xlogy0``; ``scipy.special.xlogy`` gives NaN for a NaN ``y``).
+
+    Its dtype is that of ``x * log(y)``: ``x`` is not widened to a float first, so an
+    int8 ``x`` with a float16 ``y`` gives float16 (as PyTensor's ``xlogy0``).
+    """
 
     nin = 2
     ufunc = sp.xlogy
+
+    def impl(self, x: Any, y: Any) -> Any:
+        x, y = np.asarray(x), np.asarray(y)
+        dtype = np.result_type(x.dtype, float_dtype_for(y.dtype.name))
+        compute = np.float32 if dtype == np.float16 else dtype
+        x = x.astype(compute)
+        result = np.where(x == 0, np.zeros((), compute), sp.xlogy(x, y.astype(compute)))[()]
+        return result if result.dtype == dtype else result.astype(dtype)
+
+
+def _xlogy0_out(x: ScalarType, y: ScalarType) -> list[ScalarType]:
+    """The dtype of ``x * log(y)``."""
+    (log_y,) = upgrade_to_float(y)
+    return [get_scalar_type(upcast(x.dtype, log_y.dtype))]
 
 
 class GammaInc(FloatNary):
@@ -199,8 +221,9 @@ sigmoid = Sigmoid(upgrade_to_float_no_complex, name="sigmoid")
 softplus = Softplus(upgrade_to_float_no_complex, name="softplus")
 log1mexp = Log1mexp(upgrade_to_float_no_complex, name="log1mexp")
 log1pexp = softplus
-xlogx = XLogX(upgrade_to_float_no_complex, name="xlogx")
-xlogy0 = XLogY0(upgrade_to_float_no_complex, name="xlogy0")
+# SciPy's xlogy has complex loops (sigmoid, softplus, gammaln, ... have none)
+xlogx = XLogX(upgrade_to_float, name="xlogx")
+xlogy0 = XLogY0(_xlogy0_out, name="xlogy0")
 betainc = BetaInc(upgrade_to_float_no_complex, name="betainc")
 i0 = I0(upgrade_to_float_no_complex, name="i0")
 i1 = I1(upgrade_to_float_no_complex, name="i1")

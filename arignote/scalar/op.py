@@ -158,8 +158,9 @@ def bool_out(*types: ScalarType) -> list[ScalarType]:
 
 
 def complex_out(*types: ScalarType) -> list[ScalarType]:
-    """The complex dtype matching the inputs' float precision."""
-    (out,) = upgrade_to_float(*types)
+    """The complex dtype matching the precision of the inputs' promotion (int16 with uint16
+    promote to int32, hence complex128)."""
+    (out,) = upgrade_to_float(*upcast_out(*types))
     return [
         get_scalar_type("complex64" if out.dtype in ("float16", "float32", "complex64") else "complex128")
     ]
@@ -232,6 +233,8 @@ class ScalarOp(Op):
     def make_node(self, *inputs: Any) -> Apply:
         if self.nin >= 0 and len(inputs) != self.nin:
             raise TypeError(f"{self} takes {self.nin} input(s), got {len(inputs)}")
+        if self.nin < 0 and not inputs:
+            raise TypeError(f"{self} needs at least one input")
         inputs = [as_scalar(i) for i in inputs]
         outputs = [t() for t in self.output_types([i.type for i in inputs])]
         return Apply(self, inputs, outputs)

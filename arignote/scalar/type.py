@@ -6,6 +6,8 @@ what fused elementwise kernels are made of (:class:`~arignote.scalar.composite.C
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 import warnings
 from typing import Any
@@ -46,29 +48,54 @@ continuous_types = float_types + complex_types
 all_types = discrete_types + continuous_types
 
 
+# Building a node looks dtypes up several times; np.dtype(...).name costs microseconds,
+# so known spellings are memoised.
+_dtype_names: dict = {}
+
+
 def _normalize_dtype(dtype: Any) -> str:
-    if dtype == "floatX":
+    if isinstance(dtype, str) and dtype == "floatX":
         return config.floatX
+    if dtype is None:  # np.dtype(None) would silently be float64
+        raise TypeError(f"None is not a dtype; expected one of {list(all_types)}")
+    try:
+        return _dtype_names[dtype]
+    except (KeyError, TypeError):
+        pass
     try:
         name = np.dtype(dtype).name
     except TypeError:
         raise TypeError(f"{dtype!r} is not a dtype; expected one of {list(all_types)}") from None
     if name not in all_types:
         raise TypeError(f"Unsupported dtype {name!r}; expected one of {list(all_types)}")
+    with contextlib.suppress(TypeError):  # an unhashable spelling is just not memoised
+        _dtype_names[dtype] = name
     return name
 
 
+@functools.lru_cache(maxsize=4096)
+def _upcast_names(names: tuple[str, ...]) -> str:
+    out = np.dtype(names[0])
+    for name in names[1:]:  # left to right, as a + b + c: promotion is not associative
+        out = np.promote_types(out, np.dtype(name))
+    return out.name
+
+
 def upcast(dtype: Any, *dtypes: Any) -> str:
-    """The dtype NumPy gives an operation on values of these dtypes (by dtype only)."""
-    return np.result_type(*(np.dtype(_normalize_dtype(d)) for d in (dtype, *dtypes))).name
+    """The dtype NumPy gives an operation on values of these dtypes (by dtype only), promoting
+    from left to right as ``a + b + c`` does: NumPy's promotion is not associative
+    (``(int16 + uint16) + float16`` is float64, ``numpy.result_type`` of the three float32)
+    and PyTensor folds the same way."""
+    return _upcast_names(tuple(_normalize_dtype(d) for d in (dtype, *dtypes)))
 
 
 def python_scalar_dtype(x: Any) -> str:
     """The dtype of a Python number used as a constant.
 
     ints: the smallest signed int dtype holding them (uint64 for 2**63..2**64-1); floats:
-    float32 when exactly representable (or always, when ``floatX`` is float32, unless
-    that overflows), else float64; complex: complex128. ``bool`` is rejected.
+    float32 when exactly representable (inf is, NaN is not: it equals nothing), else
+    float64; when ``floatX`` is float32, float32 unless a finite value overflows it;
+    complex: complex128. ``bool`` is rejected.
     """
     if isinstance(x, bool):
         raise TypeError(
@@ -84,13 +111,11 @@ def python_scalar_dtype(x: Any) -> str:
             return "uint64"
         raise OverflowError(f"Python int {x} does not fit in any 64-bit integer dtype")
     if isinstance(x, float):
-        if math.isnan(x) or math.isinf(x):
-            return "float32" if config.floatX in ("float32", "float16") else "float64"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             as32 = np.float32(x)
         if config.floatX in ("float32", "float16"):
-            return "float32" if np.isfinite(as32) else "float64"
+            return "float32" if np.isfinite(as32) or not math.isfinite(x) else "float64"
         return "float32" if float(as32) == x else "float64"
     if isinstance(x, complex):
         return "complex128"
@@ -133,6 +158,8 @@ class ScalarType(Type):
                 f"Expected a {self.dtype} scalar (strict), got {type(data).__name__} {data!r}"
                 + (f" of dtype {data.dtype}" if hasattr(data, "dtype") else "")
             )
+        if isinstance(data, int) and not -(2**63) <= data < 2**64:  # NumPy: an object array
+            data = self._filter_big_int(data, allow_downcast)
         arr = data if isinstance(data, np.ndarray) else np.asarray(data)
         if arr.ndim != 0:
             raise TypeError(f"Expected a {self.dtype} scalar, got an array of shape {arr.shape}")
@@ -143,7 +170,12 @@ class ScalarType(Type):
             converted = arr.astype(self.dtype)[()]
         if allow_downcast or arr.dtype.name == self.dtype:
             return converted
-        if allow_downcast is None and isinstance(data, float) and self.dtype == config.floatX:
+        if (
+            allow_downcast is None
+            and isinstance(data, float)
+            and self.dtype == config.floatX
+            and (np.isfinite(converted) or not np.isfinite(data))  # rounding, not overflow
+        ):
             return converted
         if _same_value(arr[()], converted):
             return converted
@@ -151,6 +183,21 @@ class ScalarType(Type):
             f"Value {data!r} ({arr.dtype}) cannot be converted to {self.dtype} exactly; "
             "pass allow_downcast=True to allow it"
         )
+
+    def _filter_big_int(self, data: int, allow_downcast: bool | None) -> float:
+        """A Python int beyond 64 bits as a float (for float/complex types)."""
+        if self.dtype in continuous_types:
+            try:
+                as_float = float(data)
+            except OverflowError:
+                as_float = math.inf
+            if allow_downcast or (math.isfinite(as_float) and int(as_float) == data):
+                return as_float
+            raise TypeError(
+                f"Python int {data} cannot be converted to {self.dtype} exactly; "
+                "pass allow_downcast=True to allow it"
+            )
+        raise TypeError(f"Python int {data} does not fit in any 64-bit dtype, let alone {self.dtype}")
 
     def values_eq(self, a: Any, b: Any) -> bool:
         if self.dtype in continuous_types:
@@ -161,7 +208,9 @@ class ScalarType(Type):
         if self.dtype not in continuous_types:
             return bool(a == b)
         default = {"float16": 1e-3, "float32": 1e-5, "complex64": 1e-5}.get(self.dtype, 1e-8)
-        return bool(np.isclose(a, b, rtol=rtol or default * 10, atol=atol or default, equal_nan=True))
+        rtol = default * 10 if rtol is None else rtol
+        atol = default if atol is None else atol
+        return bool(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
 
     @staticmethod
     def may_share_memory(a: Any, b: Any) -> bool:
@@ -290,6 +339,15 @@ class ScalarVariable(Variable):
     def __xor__(self, other: Any) -> ScalarVariable:
         return self._op("xor", self, other)
 
+    def __rand__(self, other: Any) -> ScalarVariable:
+        return self._op("and_", other, self)
+
+    def __ror__(self, other: Any) -> ScalarVariable:
+        return self._op("or_", other, self)
+
+    def __rxor__(self, other: Any) -> ScalarVariable:
+        return self._op("xor", other, self)
+
     # == is not overloaded: it stays identity, as for every Variable (use eq() instead)
 
     def __bool__(self) -> bool:
@@ -319,7 +377,15 @@ ScalarType.constant_type = ScalarConstant
 def constant(x: Any, name: str | None = None, dtype: Any = None) -> ScalarConstant:
     """A :class:`ScalarConstant` for ``x`` (dtype from :func:`python_scalar_dtype` if not given)."""
     if dtype is None:
-        dtype = python_scalar_dtype(x) if isinstance(x, (int, float, complex)) else np.asarray(x).dtype
+        if isinstance(x, (int, float, complex)) and not isinstance(x, np.generic):
+            dtype = python_scalar_dtype(x)  # np.float64 is a float, but keeps its dtype
+        else:
+            arr = np.asarray(x)
+            if arr.ndim != 0:
+                raise TypeError(f"Cannot use {type(x).__name__} of shape {arr.shape} as a scalar")
+            if arr.dtype.kind not in "biufc":
+                raise TypeError(f"{type(x).__name__} {x!r} is not a number; a scalar constant needs one")
+            dtype = arr.dtype
     st = get_scalar_type(dtype)
     return ScalarConstant(st, st.filter(x, allow_downcast=isinstance(x, float)), name=name)
 

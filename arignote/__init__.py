@@ -4,6 +4,7 @@ The public API follows PyTensor 3's, so ``import arignote as pytensor`` is meant
 for what is implemented.
 """
 
+from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import Op
@@ -11,4 +12,4 @@ from arignote.graph.type import Type
 
 __version__ = "0.1.0"
 
-__all__ = ["Apply", "Constant", "FunctionGraph", "Op", "Type", "Variable", "__version__"]
+__all__ = ["Apply", "Constant", "FunctionGraph", "Op", "Type", "Variable", "__version__", "config"]

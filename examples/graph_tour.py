@@ -75,3 +75,14 @@ fg = FunctionGraph([x, y], [c])  # a clone with clients, as the compiler sees it
 b_copy = fg.outputs[0].owner.inputs[0]
 print("clients of b:", [(str(node), i) for node, i in fg.clients[b_copy]])
 print("value at x=2, y=3:", c.eval({x: 2, y: 3}))
+
+# The same ideas with tensors: `import arignote.tensor as pt` is PyTensor's array language.
+import numpy as np  # noqa: E402
+
+import arignote.tensor as pt  # noqa: E402
+
+m = pt.dmatrix("m")
+v = pt.dvector("v")
+s = pt.special.softmax(m @ v + 1.0)  # Dot, then an Elemwise Add with a broadcast constant
+print("softmax node:", s.owner, "of type", s.type)
+print("value:", s.eval({m: np.eye(3), v: np.array([1.0, 2.0, 3.0])}))

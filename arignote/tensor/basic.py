@@ -423,3 +423,12 @@ def flatten(x: Any, ndim: int = 1) -> TensorVariable:
         return reshape(x, (-1,))
     # the kept lengths: static ints where known, else Shape_i (no indexing of x.shape)
     return reshape(x, [shape_i(x, i) for i in range(ndim - 1)] + [-1])
+
+
+# PyTensor keeps allocation and joining in ``pytensor.tensor.basic``; here each lives in a
+# module of its own (alloc.py, join.py, shape.py) and is re-exported under the PyTensor
+# path, so ``from arignote.tensor.basic import zeros, stack, MakeVector`` works.
+from arignote.tensor.alloc import *  # noqa: E402, F403
+from arignote.tensor.join import *  # noqa: E402, F403
+from arignote.tensor.math import fill, second  # noqa: E402, F401
+from arignote.tensor.shape import MakeVector, make_vector  # noqa: E402, F401

@@ -9,7 +9,21 @@ from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import Op
 from arignote.graph.type import Type
+from arignote.printing import debugprint, dprint, pprint, pydotprint
 
 __version__ = "0.1.0"
 
-__all__ = ["Apply", "Constant", "FunctionGraph", "Op", "Type", "Variable", "__version__", "config"]
+__all__ = [
+    "Apply",
+    "Constant",
+    "FunctionGraph",
+    "Op",
+    "Type",
+    "Variable",
+    "__version__",
+    "config",
+    "debugprint",
+    "dprint",
+    "pprint",
+    "pydotprint",
+]

@@ -11,8 +11,10 @@ import contextlib
 import gc
 import importlib.util
 import json
+import math
 import os
 import platform
+import signal
 import subprocess
 import sys
 import threading
@@ -58,6 +60,39 @@ def quiet_gc(disable: bool) -> Iterator[None]:
             gc.enable()
 
 
+class TimeLimitExceeded(BaseException):
+    """Raised inside a run that went past :func:`time_limit` (a BaseException, so that no
+    ``except Exception`` in the measured library swallows it)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Interrupt the body with :class:`TimeLimitExceeded` after ``seconds`` (wall clock).
+
+    Uses ``SIGALRM``, so it only works in the main thread on POSIX; elsewhere it does
+    nothing and the body runs to the end.
+    """
+    usable = (
+        seconds is not None
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+    if not usable:
+        yield
+        return
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise TimeLimitExceeded(f"over {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def timed(fn: Callable[[], Any], disable_gc: bool = False) -> tuple[float, Any]:
     """``(seconds, result)`` of one call of ``fn`` (``time.perf_counter``)."""
     with quiet_gc(disable_gc):
@@ -67,19 +102,56 @@ def timed(fn: Callable[[], Any], disable_gc: bool = False) -> tuple[float, Any]:
     return dt, result
 
 
-def best_of(run: Callable[[], tuple[float, Any]], repeats: int) -> tuple[float, Any]:
-    """Call ``run`` (which returns ``(seconds, result)``) ``repeats`` times.
+def best_of(
+    run: Callable[[], tuple[float, Any]],
+    repeats: int,
+    budget: float | None = None,
+    limit: float | None = None,
+) -> tuple[float, Any, int]:
+    """Call ``run`` (which returns ``(seconds, result)``) up to ``repeats`` times.
 
-    Returns the smallest time and the result of the last call. The result of one call is
-    dropped before the next starts, so two large graphs are never alive at once.
+    Returns the smallest time, the result of the last call and the number of calls. Stops
+    early once the calls so far took ``budget`` seconds (there is always one call). A call
+    running past ``limit`` seconds is interrupted: if it was the first,
+    :class:`TimeLimitExceeded` propagates, otherwise the earlier calls count. The result of
+    one call is dropped before the next starts, so two large graphs are never alive at once.
     """
     best = float("inf")
+    spent = 0.0
     result = None
-    for _ in range(max(1, repeats)):
+    runs = 0
+    while runs < max(1, repeats):
         result = None
-        dt, result = run()
+        try:
+            with time_limit(limit):
+                dt, result = run()
+        except TimeLimitExceeded:
+            if runs == 0:
+                raise
+            break
+        runs += 1
         best = min(best, dt)
-    return best, result
+        spent += dt
+        if budget is not None and spent >= budget:
+            break
+    return best, result, runs
+
+
+def extrapolate(history: Sequence[tuple[int, float]], n: int) -> float | None:
+    """Guess the time at size ``n`` from earlier ``(size, seconds)`` points.
+
+    The growth exponent is taken from the last two points (clamped to [1, 2.5]); with
+    one point, growth is assumed linear. ``None`` without history.
+    """
+    if not history:
+        return None
+    n1, t1 = history[-1]
+    p = 1.0
+    if len(history) >= 2:
+        n0, t0 = history[-2]
+        if t0 > 0 and t1 > 0 and n1 > n0:
+            p = min(2.5, max(1.0, math.log(t1 / t0) / math.log(n1 / n0)))
+    return t1 * (n / n1) ** p
 
 
 # --- environment ----------------------------------------------------------------------
@@ -91,58 +163,94 @@ def environment() -> dict[str, Any]:
         "executable": sys.executable,
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
+        "loadavg": os.getloadavg() if hasattr(os, "getloadavg") else None,
     }
 
 
 # --- peer in another interpreter ------------------------------------------------------
 
 
-class PeerRun:
-    """Run ``python script args...`` and read the JSON records it prints, one per line.
+class PeerProcess:
+    """A peer measured in another interpreter, one request at a time.
 
-    Records are read as they come, so a peer that dies half way (a crash, a timeout)
-    still leaves the records it had written; ``returncode`` and ``stderr_tail`` say what
-    happened.
+    ``python script args...`` must answer on stdout with JSON records, one per line: first
+    a record with ``"meta": true`` once it is ready, then, for each line the parent writes
+    to its stdin, the records of that request followed by one with ``"done": true``.
+    Taking turns with the in-process measurements this way means a change in the
+    machine's load hits both libraries alike. A peer that dies leaves ``alive`` false;
+    ``stderr_tail`` says why.
     """
 
     def __init__(self, python: str, script: str, args: Sequence[str], timeout: float = 900.0):
-        self.cmd = [python, script, *args]
-        self.timeout = timeout
-        self.returncode: int | None = None
-        self.stderr_tail = ""
-
-    def records(self) -> Iterator[dict]:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        with subprocess.Popen(
-            self.cmd,
+        self.proc = subprocess.Popen(
+            [python, script, *args],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            bufsize=1,
             env=env,
             cwd=REPO_ROOT,
-        ) as proc:
-            assert proc.stdout is not None and proc.stderr is not None
-            killer = threading.Timer(self.timeout, proc.kill)
-            killer.daemon = True
-            killer.start()
-            stderr_lines: list[str] = []
-            drainer = threading.Thread(target=stderr_lines.extend, args=(proc.stderr,), daemon=True)
-            drainer.start()
+        )
+        self._stderr: list[str] = []
+        threading.Thread(target=self._stderr.extend, args=(self.proc.stderr,), daemon=True).start()
+        self._killer = threading.Timer(timeout, self.proc.kill)
+        self._killer.daemon = True
+        self._killer.start()
+        self.alive = True
+        self.meta: dict | None = None
+        for rec in self._read_until(lambda r: bool(r.get("meta"))):
+            self.meta = rec
+
+    def _read_until(self, last: Callable[[dict], bool]) -> Iterator[dict]:
+        assert self.proc.stdout is not None
+        while self.alive:
+            line = self.proc.stdout.readline()
+            if not line:
+                self.alive = False
+                break
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
             try:
-                for line in proc.stdout:
-                    line = line.strip()
-                    if line.startswith("{"):
-                        with contextlib.suppress(json.JSONDecodeError):
-                            yield json.loads(line)
-                proc.wait()
-            finally:
-                killer.cancel()
-                if proc.poll() is None:
-                    proc.kill()
-                    proc.wait()
-            drainer.join(timeout=5)
-            self.returncode = proc.returncode
-            self.stderr_tail = "".join(stderr_lines[-20:])
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            yield rec
+            if last(rec):
+                return
+
+    def request(self, line: str) -> Iterator[dict]:
+        """Send one request line; yield its records (the final ``done`` record excluded)."""
+        if not self.alive:
+            return
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+        except OSError:
+            self.alive = False
+            return
+        for rec in self._read_until(lambda r: bool(r.get("done"))):
+            if not rec.get("done"):
+                yield rec
+
+    @property
+    def stderr_tail(self) -> str:
+        return "".join(self._stderr[-20:])
+
+    def close(self) -> int | None:
+        with contextlib.suppress(OSError):
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._killer.cancel()
+        return self.proc.returncode
 
 
 # --- formatting -----------------------------------------------------------------------

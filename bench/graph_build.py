@@ -29,10 +29,12 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _common import (
-    PeerRun,
+    PeerProcess,
+    TimeLimitExceeded,
     best_of,
     ensure_repo_importable,
     environment,
+    extrapolate,
     fmt_ratio,
     fmt_seconds,
     fmt_us,
@@ -54,16 +56,16 @@ MEASURES = (
     ("clone_nocheck", "fg.clone(check_integrity=False)"),
     ("toposort", "fg.toposort()"),
 )
-MEASURE_LABEL = dict(MEASURES)
 
 # Targets from the issue, checked against arignote's numbers.
 TARGET_BUILD_US = 10.0  # µs per trivial-Op node; PyTensor 3: ~28 µs
 TARGET_CLONE_40K_S = 0.5  # s for fg.clone() of a 40k-node graph; PyTensor 3: ~2.6 s
 LINEAR_TOLERANCE = 1.5  # per-node cost at the largest size / at the smallest
 
-# Distinct inputs under the tree's leaves (--tree-inputs). A small fixed number keeps "cost
-# per node" about nodes: with n + 1 distinct inputs (0) PyTensor's FunctionGraph is
-# quadratic in the number of inputs (``var not in self.inputs`` on a list).
+# Distinct inputs under the tree's n + 1 leaves (--tree-inputs; 0: one input per leaf).
+# Few inputs, as in most real graphs; each then has ~n/16 clients. PyTensor is quadratic
+# either way: its check_integrity searches each client list ((node, i) in a list), and its
+# FunctionGraph checks ``var not in self.inputs`` (a list) for every use of an input.
 TREE_INPUTS = 16
 
 
@@ -196,60 +198,72 @@ BUILDERS: dict[str, Callable[[Library, int, bool], tuple[float, tuple[list, Any]
 # --- the measurements ----------------------------------------------------------------
 
 
-def _error_name(err: BaseException) -> str:
-    return type(err).__name__
+def measure(
+    lib: Library, shape: str, n: int, disable_gc: bool, history: dict, max_seconds: float
+) -> list[dict]:
+    """All measurements for one library, graph shape and size, as JSON-able records.
 
-
-def measure(lib: Library, shape: str, n: int, disable_gc: bool) -> list[dict]:
-    """All measurements for one library, graph shape and size, as JSON-able records."""
+    ``history[(shape, key)]`` holds the ``(n, seconds)`` of smaller sizes; a measurement
+    whose extrapolated time exceeds ``max_seconds`` is skipped (a peer that is quadratic
+    somewhere would otherwise take minutes), and repeats stop once ``max_seconds`` are spent.
+    """
     reps = repeats_for(n)
     records: list[dict] = []
     build = BUILDERS[shape]
     FunctionGraph = lib.FunctionGraph
 
-    def record(key: str, seconds: float | None, error: str | None = None, repeats: int = reps) -> dict:
-        rec = {
-            "lib": lib.name,
-            "measure": key,
-            "shape": shape,
-            "n": n,
-            "seconds": seconds,
-            "us_per_node": None if seconds is None else seconds / n * 1e6,
-            "repeats": repeats,
-            "error": error,
-        }
-        records.append(rec)
-        return rec
+    def record(key: str, seconds: float | None, error: str | None = None, repeats: int = 0) -> None:
+        records.append(
+            {
+                "lib": lib.name,
+                "measure": key,
+                "shape": shape,
+                "n": n,
+                "seconds": seconds,
+                "us_per_node": None if seconds is None else seconds / n * 1e6,
+                "repeats": repeats,
+                "error": error,
+            }
+        )
 
-    def attempt(key: str, run: Callable[[], tuple[float, Any]], repeats: int = reps) -> Any:
+    def attempt(key: str, run: Callable[[], tuple[float, Any]]) -> Any:
+        past = history.setdefault((shape, key), [])
+        est = extrapolate(past, n)
+        if est is not None and est > max_seconds:
+            record(key, None, f"skipped (~{fmt_seconds(est)} est.)")
+            return None
         try:
-            dt, result = best_of(run, repeats)
+            dt, result, runs = best_of(run, reps, budget=max_seconds, limit=max_seconds * 1.5)
+        except TimeLimitExceeded:
+            past.append((n, max_seconds * 1.5))  # a lower bound, so bigger sizes are skipped
+            record(key, None, f"timeout (>{max_seconds * 1.5:g} s)")
+            return None
         except RecursionError:
-            record(key, None, "RecursionError", repeats)
+            record(key, None, "RecursionError")
             return None
         except Exception as err:  # a peer failing is a result to report, not a crash
-            record(key, None, _error_name(err), repeats)
+            record(key, None, type(err).__name__)
             return None
-        record(key, dt, None, repeats)
+        past.append((n, dt))
+        record(key, dt, None, runs)
         return result
 
-    graph = attempt("build", lambda: build(lib, n, disable_gc))
-    if graph is None:
+    def with_graph() -> tuple[bool, Any]:
+        # a function of its own so that the original graph is freed before cloning starts
+        graph = attempt("build", lambda: build(lib, n, disable_gc))
+        if graph is None:
+            return False, None
+        inputs, out = graph
+        # Neither library changes the nodes a FunctionGraph(clone=False) is made from
+        # (clients live in the FunctionGraph), so every repeat can use the same graph.
+        attempt("fg_noclone", lambda: timed(lambda: FunctionGraph(inputs, [out], clone=False), disable_gc))
+        return True, attempt("fg_clone", lambda: timed(lambda: FunctionGraph(inputs, [out]), disable_gc))
+
+    built, fg = with_graph()
+    if not built:
         for key, _ in MEASURES[1:]:
             record(key, None, "no graph")
         return records
-    inputs, out = graph
-
-    fg = attempt("fg_clone", lambda: timed(lambda: FunctionGraph(inputs, [out]), disable_gc))
-
-    def fresh_noclone() -> tuple[float, Any]:
-        # clone=False takes ownership of the nodes, so each repeat gets a fresh graph
-        # (built outside the clock).
-        _, (ins, o) = build(lib, n, disable_gc)
-        return timed(lambda: FunctionGraph(ins, [o], clone=False), disable_gc)
-
-    attempt("fg_noclone", fresh_noclone)
-
     if fg is None:
         for key in ("clone", "clone_nocheck", "toposort"):
             record(key, None, "no FunctionGraph")
@@ -260,17 +274,71 @@ def measure(lib: Library, shape: str, n: int, disable_gc: bool) -> list[dict]:
     return records
 
 
-def run_library(
-    name: str, sizes: Sequence[int], shapes: Sequence[str], disable_gc: bool, emit: Callable[[dict], None]
-) -> dict:
-    """Measure one library in this process; ``emit`` each record as it is made."""
-    lib = load_library(name)
-    emit({"lib": name, "meta": True, "version": lib.version, "recursion_limit": sys.getrecursionlimit()})
-    for shape in shapes:
-        for n in sizes:
-            for rec in measure(lib, shape, n, disable_gc):
-                emit(rec)
-    return {"version": lib.version}
+class InProcess:
+    """Measures one library in this process (keeps its history of sizes for the budget)."""
+
+    where = "in process"
+
+    def __init__(self, name: str, args: argparse.Namespace):
+        self.name = name
+        self.args = args
+        self.lib = load_library(name)
+        if name == "pytensor" and args.recursion_limit:
+            sys.setrecursionlimit(args.recursion_limit)
+        self.history: dict = {}
+        self.meta = {
+            "lib": name,
+            "meta": True,
+            "version": self.lib.version,
+            "recursion_limit": sys.getrecursionlimit(),
+        }
+        self.note: str | None = None
+
+    def measure(self, shape: str, n: int) -> list[dict]:
+        return measure(self.lib, shape, n, self.args.disable_gc, self.history, self.args.max_seconds)
+
+    def close(self) -> None:
+        pass
+
+
+class InSubprocess:
+    """Measures a library in another interpreter (``--serve``), one (shape, n) at a time."""
+
+    def __init__(self, name: str, python: str, args: argparse.Namespace):
+        self.name = name
+        self.where = f"subprocess: {python}"
+        self.peer = PeerProcess(python, os.path.abspath(__file__), ["--serve", name, *_common_args(args)])
+        if self.peer.meta is None:
+            tail = " | ".join(self.peer.stderr_tail.strip().splitlines()[-3:])
+            self.peer.close()
+            raise RuntimeError(f"{python} could not measure {name}" + (f": {tail}" if tail else ""))
+        self.meta = self.peer.meta
+        self.note: str | None = None
+
+    def measure(self, shape: str, n: int) -> list[dict]:
+        recs = list(self.peer.request(f"{shape} {n}"))
+        if not self.peer.alive and self.note is None:
+            tail = " | ".join(self.peer.stderr_tail.strip().splitlines()[-3:])
+            self.note = f"the peer process died during {shape} n={n:,}" + (f": {tail}" if tail else "")
+            print(self.note, file=sys.stderr)
+        return recs
+
+    def close(self) -> None:
+        self.peer.close()
+
+
+def serve(name: str, args: argparse.Namespace) -> int:
+    """The peer's side of :class:`InSubprocess`: answer ``shape n`` lines from stdin."""
+    runner = InProcess(name, args)
+    print(json.dumps(runner.meta), flush=True)
+    for line in sys.stdin:
+        parts = line.split()
+        if len(parts) != 2:
+            break
+        for rec in runner.measure(parts[0], int(parts[1])):
+            print(json.dumps(rec), flush=True)
+        print(json.dumps({"done": True}), flush=True)
+    return 0
 
 
 # --- report ------------------------------------------------------------------------------
@@ -284,7 +352,7 @@ def _cell(rec: dict | None, what: str) -> str:
     if rec is None:
         return "-"
     if rec.get("error"):
-        return rec["error"]
+        return rec["error"] if what == "s" else "-"
     return fmt_seconds(rec["seconds"]) if what == "s" else fmt_us(rec["us_per_node"])
 
 
@@ -294,10 +362,13 @@ def report(results: dict, meta: dict, sizes: Sequence[int], shapes: Sequence[str
     out.append("Graph building, FunctionGraph, clone and toposort: trivial Op, cost per Apply node")
     out.append("=" * 84)
     env = meta["env"]
-    out.append(f"python {env['python']} on {env['platform']}, {env['cpu_count']} CPUs")
+    load, load_end = env.get("loadavg"), meta.get("loadavg_end")
+    load_txt = f", load average {load[0]:.1f} at start" if load else ""
+    load_txt += f", {load_end[0]:.1f} at end" if load_end else ""
+    out.append(f"python {env['python']} on {env['platform']}, {env['cpu_count']} CPUs{load_txt}")
     out.append(f"arignote {meta['libs'].get('arignote', {}).get('version', '?')} (in process)")
     if peer.get("status") == "measured":
-        where = "in process" if peer.get("where") == "in-process" else f"subprocess: {peer['python']}"
+        where = peer.get("where", "?")
         out.append(
             f"pytensor {peer.get('version', '?')} ({where}); recursion limit in effect "
             f"{peer.get('recursion_limit')} ("
@@ -317,12 +388,17 @@ def report(results: dict, meta: dict, sizes: Sequence[int], shapes: Sequence[str
         + "; cyclic GC "
         + ("disabled while timing" if meta["disable_gc"] else "enabled (collected before each run)")
     )
+    out.append(
+        f"budget (--max-seconds {meta['max_seconds']:g}): repeats stop after that long; a measurement "
+        "extrapolated from the smaller sizes past it is skipped; one over 1.5x is stopped (timeout)"
+    )
     k = meta.get("tree_inputs", TREE_INPUTS)
     leaves = f"over {k} inputs" if k > 0 else "each a distinct input"
     out.append(
         f"graphs: chain = op(op(...op(x))), 1 input; tree = balanced binary reduction of n+1 leaves {leaves}"
     )
     out.append("n = Apply nodes (Output marker nodes not counted); ratio = pytensor time / arignote time")
+    out.append("the libraries take turns, one (graph, size) at a time, so load changes hit both alike")
     out.append("")
 
     headers = ["shape", "n", "arignote", "µs/node", "pytensor", "µs/node", "ratio pt/ag"]
@@ -452,7 +528,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="comma-separated node counts (default: %(default)s; 40000 is the clone target's size)",
     )
     p.add_argument("--shapes", default=",".join(SHAPES), help="chain,tree (default: both)")
-    p.add_argument("--only", choices=LIBS, help="measure one library only (with --jsonl: the peer protocol)")
+    p.add_argument("--only", choices=LIBS, help="measure one library only")
     p.add_argument(
         "--peer-python",
         metavar="PATH",
@@ -462,13 +538,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--jsonl",
         action="store_true",
-        help="print one JSON record per line on stdout instead of the table (used for the peer)",
+        help="print one JSON record per line on stdout instead of the table",
+    )
+    p.add_argument(
+        "--serve",
+        choices=LIBS,
+        help="internal: measure this library for a parent process, one 'shape n' line of stdin at a time",
     )
     p.add_argument(
         "--recursion-limit",
         type=int,
         default=None,
-        help="sys.setrecursionlimit for the PyTensor measurements (default: leave Python's 1000)",
+        help="sys.setrecursionlimit for the PyTensor measurements (default: leave it as it is)",
     )
     p.add_argument("--disable-gc", action="store_true", help="turn the cyclic GC off inside timed regions")
     p.add_argument(
@@ -477,6 +558,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=TREE_INPUTS,
         help="distinct inputs under the tree's n+1 leaves; 0: every leaf its own input "
         "(default: %(default)s)",
+    )
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        default=15.0,
+        help="skip a measurement whose time, extrapolated from the smaller sizes, exceeds this; "
+        "stop repeating once this is spent (default: %(default)s)",
+    )
+    p.add_argument(
+        "--profile",
+        type=int,
+        metavar="N",
+        help="instead of the benchmark, cProfile arignote's build, FunctionGraph and clone at N nodes",
     )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = p.parse_args(argv)
@@ -488,26 +582,51 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def _peer_args(args: argparse.Namespace) -> list[str]:
-    out = ["--only", "pytensor", "--jsonl", "--sizes", ",".join(map(str, args.sizes))]
-    out += ["--shapes", ",".join(args.shapes)]
+def _common_args(args: argparse.Namespace) -> list[str]:
+    """The options a peer process needs to measure exactly what this one does."""
+    out = ["--max-seconds", str(args.max_seconds), "--tree-inputs", str(args.tree_inputs)]
     if args.recursion_limit:
         out += ["--recursion-limit", str(args.recursion_limit)]
     if args.disable_gc:
         out.append("--disable-gc")
-    return [*out, "--tree-inputs", str(args.tree_inputs)]
+    return out
+
+
+def make_peer(args: argparse.Namespace) -> tuple[InProcess | InSubprocess | None, dict]:
+    """PyTensor in process if importable, else through ``--peer-python``, else nothing."""
+    if importable("pytensor"):
+        try:
+            return InProcess("pytensor", args), {"status": "measured"}
+        except Exception as err:
+            return None, {"status": f"import failed here: {type(err).__name__}: {err}"}
+    if args.peer_python:
+        if not os.path.exists(args.peer_python):
+            return None, {"status": f"--peer-python {args.peer_python} does not exist"}
+        try:
+            return InSubprocess("pytensor", args.peer_python, args), {"status": "measured"}
+        except RuntimeError as err:
+            return None, {"status": str(err)}
+    status = f"not installed in {sys.executable} (pass --peer-python PATH to use another interpreter)"
+    return None, {"status": status}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     global TREE_INPUTS
     args = parse_args(argv)
     TREE_INPUTS = args.tree_inputs
+    if args.serve:
+        return serve(args.serve, args)
+    if args.profile:
+        for shape in args.shapes:
+            print(profile_arignote(args.profile, shape, top=20))
+        return 0
     records: list[dict] = []
     meta: dict = {
         "env": environment(),
         "disable_gc": args.disable_gc,
         "tree_inputs": args.tree_inputs,
         "recursion_limit_arg": args.recursion_limit,
+        "max_seconds": args.max_seconds,
         "libs": {},
         "peer": {},
     }
@@ -522,29 +641,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.quiet:
             _progress(rec)
 
-    libs = [args.only] if args.only else list(LIBS)
-    for name in libs:
-        if name == "arignote":
-            run_library("arignote", args.sizes, args.shapes, args.disable_gc, emit)
-            continue
-        # the peer: in process if importable, else through --peer-python, else not at all
-        if importable("pytensor"):
-            old_limit = sys.getrecursionlimit()
-            if args.recursion_limit:
-                sys.setrecursionlimit(args.recursion_limit)
-            try:
-                run_library("pytensor", args.sizes, args.shapes, args.disable_gc, emit)
-                meta["peer"] = {"status": "measured", "where": "in-process"}
-            finally:
-                sys.setrecursionlimit(old_limit)
-        elif args.peer_python and not args.jsonl:
-            meta["peer"] = _run_peer_subprocess(args, emit)
+    runners: list[InProcess | InSubprocess] = []
+    if args.only != "pytensor":
+        runners.append(InProcess("arignote", args))
+    if args.only != "arignote":
+        peer, meta["peer"] = make_peer(args)
+        if peer is None:
+            print(f"pytensor: {meta['peer']['status']}; measuring arignote alone", file=sys.stderr)
         else:
-            hint = " (pass --peer-python PATH to use another interpreter)" if not args.jsonl else ""
-            meta["peer"] = {"status": f"not installed in {sys.executable}{hint}"}
-            print(f"pytensor is not installed here; skipping the peer{hint}", file=sys.stderr)
+            runners.append(peer)
+            meta["peer"]["where"] = peer.where
+    for runner in runners:
+        emit(runner.meta)
+    # Take turns, size by size, so that a change in the machine's load hits both libraries.
+    try:
+        for shape in args.shapes:
+            for n in args.sizes:
+                for runner in runners:
+                    for rec in runner.measure(shape, n):
+                        emit(rec)
+    finally:
+        for runner in runners:
+            runner.close()
+    for runner in runners:
+        if runner.note:
+            meta["peer"]["note"] = runner.note
     if "pytensor" in meta["libs"]:
         meta["peer"].update(meta["libs"]["pytensor"])
+    meta["loadavg_end"] = os.getloadavg() if hasattr(os, "getloadavg") else None
 
     if args.json:
         with open(args.json, "w") as f:
@@ -555,23 +679,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _run_peer_subprocess(args: argparse.Namespace, emit: Callable[[dict], None]) -> dict:
-    python = args.peer_python
-    if not os.path.exists(python):
-        return {"status": f"--peer-python {python} does not exist"}
-    peer = PeerRun(python, os.path.abspath(__file__), _peer_args(args))
-    got = 0
-    for rec in peer.records():
-        got += 1
-        emit(rec)
-    if peer.returncode != 0 or got <= 1:
-        tail = peer.stderr_tail.strip().splitlines()[-5:]
-        status = f"peer exited with status {peer.returncode}" + (f": {' | '.join(tail)}" if tail else "")
-        print(status, file=sys.stderr)
-        if got <= 1:
-            return {"status": status, "python": python}
-        return {"status": "measured", "python": python, "where": "subprocess", "note": status}
-    return {"status": "measured", "python": python, "where": "subprocess"}
+def profile_arignote(n: int, shape: str, top: int) -> str:
+    """cProfile of arignote's build, FunctionGraph(clone=True) and fg.clone(), by tottime."""
+    import cProfile
+    import io
+    import pstats
+
+    lib = load_library("arignote")
+    build = BUILDERS[shape]
+    out: list[str] = []
+    state: dict = {}
+
+    def step_build() -> None:
+        state["graph"] = build(lib, n, False)[1]
+
+    def step_fg() -> None:
+        inputs, o = state.pop("graph")
+        state["fg"] = lib.FunctionGraph(inputs, [o])
+
+    def step_clone() -> None:
+        state["fg"].clone()
+
+    steps = (("build", step_build), ("FunctionGraph(clone=True)", step_fg), ("fg.clone()", step_clone))
+    for label, step in steps:
+        prof = cProfile.Profile()
+        prof.runcall(step)
+        buf = io.StringIO()
+        stats = pstats.Stats(prof, stream=buf)
+        stats.sort_stats("tottime").print_stats(top)
+        out.append(f"=== arignote {label}: {shape}, n={n:,} (cProfile, by tottime) ===")
+        text = buf.getvalue()
+        out.append(text[text.find("   ncalls") :].rstrip() if "   ncalls" in text else text)
+        out.append(f"total: {stats.total_tt:.3f} s (under cProfile)\n")  # type: ignore[attr-defined]
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

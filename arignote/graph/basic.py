@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from copy import copy
 from typing import TYPE_CHECKING, Any
 
-from arignote.graph.utils import Scratchpad, format_site, user_frame_site
+from arignote.graph.utils import Scratchpad, format_site, gc_paused, user_frame_site
 
 if TYPE_CHECKING:
     from arignote.graph.op import Op
@@ -253,16 +253,6 @@ def _has_inner_graph() -> type:
     return HasInnerGraph
 
 
-class _LazyTag:
-    """Non-data descriptor: the first read of ``var.tag`` stores a fresh Scratchpad."""
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        if obj is None:
-            return self
-        tag = obj.__dict__["tag"] = Scratchpad()
-        return tag
-
-
 class Variable(Node):
     """A value in a graph: an input, a constant, or the output of an :class:`Apply`.
 
@@ -280,10 +270,21 @@ class Variable(Node):
         self.owner = owner
         self.index = index
         self.name = name
+        self._tag = None
 
     # ``tag`` is made on first use: most Variables never touch it, and building a graph
     # of 100k nodes should not pay for 100k empty scratchpads.
-    tag = _LazyTag()
+    @property
+    def tag(self) -> Scratchpad:
+        """A free-form scratchpad (made on first use)."""
+        tag = self._tag
+        if tag is None:
+            tag = self._tag = Scratchpad()
+        return tag
+
+    @tag.setter
+    def tag(self, value: Scratchpad) -> None:
+        self._tag = value
 
     @property
     def auto_name(self) -> str:
@@ -315,12 +316,15 @@ class Variable(Node):
 
         Keyword arguments override attributes of the copy (``name=``, ``type=``).
         """
-        cp = self.__class__(kwargs.pop("type", self.type), None, None, kwargs.pop("name", self.name))
-        tag = self.__dict__.get("tag")
+        if not kwargs:  # the hot path of graph cloning
+            cp = self.__class__(self.type, None, None, self.name)
+        else:
+            cp = self.__class__(kwargs.pop("type", self.type), None, None, kwargs.pop("name", self.name))
+            for k, v in kwargs.items():
+                setattr(cp, k, v)
+        tag = self._tag
         if tag is not None:
-            cp.tag = copy(tag)
-        for k, v in kwargs.items():
-            setattr(cp, k, v)
+            cp._tag = copy(tag)
         return cp
 
     def transfer(self, target: str) -> Variable:
@@ -494,12 +498,25 @@ def clone_get_equiv(
     ``copy_inputs``; variables with no owner that are not listed inputs (orphans) when
     ``copy_orphans``. Constants are never copied.
     """
-    from arignote.graph.traversal import io_toposort
-
     if memo is None:
         memo = {}
-    inputs = list(inputs)
-    outputs = list(outputs)
+    with gc_paused():
+        return _clone_get_equiv(
+            list(inputs), list(outputs), copy_inputs, copy_orphans, memo, clone_inner_graphs, kwargs
+        )
+
+
+def _clone_get_equiv(
+    inputs: list,
+    outputs: list,
+    copy_inputs: bool,
+    copy_orphans: bool,
+    memo: dict,
+    clone_inner_graphs: bool,
+    kwargs: dict,
+) -> dict:
+    from arignote.graph.traversal import io_toposort
+
     for inp in inputs:
         if inp not in memo:
             memo[inp] = inp.clone() if copy_inputs else inp
@@ -512,7 +529,7 @@ def clone_get_equiv(
             new = memo.get(inp)
             if new is None:
                 new = memo[inp] = inp.clone() if copy_orphans else inp
-            if new is not inp and new.type != inp.type:
+            if new is not inp and new.type is not inp.type and new.type != inp.type:
                 changed = True
             new_inputs.append(new)
         if changed:

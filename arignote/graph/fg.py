@@ -29,15 +29,14 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from arignote.graph.basic import Apply, AtomicVariable, Variable, clone_get_equiv
 from arignote.graph.features import AlreadyThere, Feature, ReplaceValidate, _is_noop
 from arignote.graph.op import Op
-from arignote.graph.traversal import applys_between, general_toposort, graph_inputs, io_toposort, vars_between
-from arignote.graph.utils import MissingInputError, format_site
+from arignote.graph.traversal import general_toposort, graph_inputs, io_toposort
+from arignote.graph.utils import MissingInputError, format_site, gc_paused
 
 __all__ = ["ClientType", "FunctionGraph", "Output"]
 
@@ -107,6 +106,18 @@ class FunctionGraph:
                     f"FunctionGraph input {i} ({var}) is the output of {var.owner}; inputs must be "
                     "root Variables. Use clone_replace/graph_replace to cut the graph there."
                 )
+        with gc_paused():  # building allocates several objects per node and frees none
+            self._build(inputs, outputs, features, clone, update_mapping, clone_kwds)
+
+    def _build(
+        self,
+        inputs: list[Variable],
+        outputs: list[Variable],
+        features: Iterable[Feature] | None,
+        clone: bool,
+        update_mapping: dict[int, int] | None,
+        clone_kwds: dict,
+    ) -> None:
         if clone:
             memo = clone_get_equiv(inputs, outputs, copy_inputs=True, copy_orphans=False, **clone_kwds)
             inputs = [memo[i] for i in inputs]
@@ -153,6 +164,8 @@ class FunctionGraph:
     def setup_node(self, node: Apply) -> None:
         """Check what can be checked about a node as it enters the graph."""
         op = node.op
+        if not getattr(op, "view_map", None) and not getattr(op, "destroy_map", None):
+            return
         for attr in ("view_map", "destroy_map"):
             mapping = getattr(op, attr, None) or {}
             for out, ins in mapping.items():
@@ -506,56 +519,69 @@ class FunctionGraph:
         """Every node, each after the nodes it depends on (and the features' orderings)."""
         if len(self.apply_nodes) < 2:
             return list(self.apply_nodes)
-        return io_toposort(self.inputs, self.outputs, self.orderings())
+        with gc_paused():
+            return io_toposort(self.inputs, self.outputs, self.orderings())
 
     def check_integrity(self) -> None:
         """Verify every cached fact (nodes, variables, clients, outputs) against the graph.
 
         Raises ``Exception`` (``GraphCycleError`` for a loop) describing the first
-        inconsistency found.
+        inconsistency found. One walk of the graph, then one pass over the clients.
         """
-        io_toposort(self.inputs, self.outputs)  # raises GraphCycleError on a loop
-        nodes = set(applys_between(self.inputs, self.outputs))
+        with gc_paused():
+            self._check_integrity()
+
+    def _check_integrity(self) -> None:
+        order = io_toposort(self.inputs, self.outputs)  # raises GraphCycleError on a loop
+        nodes = set(order)
         if nodes != self.apply_nodes:
             raise Exception(
                 "FunctionGraph.apply_nodes is out of date: missing "
                 f"{nodes - self.apply_nodes}, in excess {self.apply_nodes - nodes}"
             )
-        variables = set(vars_between(self.inputs, self.outputs)) | set(self.inputs)
-        if variables != self.variables:
+        uses: dict = dict.fromkeys(self.inputs, 0)  # variable -> how many clients it must have
+        for node in order:
+            for inp in node.inputs:
+                uses[inp] = uses.get(inp, 0) + 1
+            for out in node.outputs:
+                uses.setdefault(out, 0)
+        for out in self.outputs:
+            uses[out] = uses.get(out, 0) + 1
+        if uses.keys() != self.variables:
+            expected = set(uses)
             raise Exception(
                 "FunctionGraph.variables is out of date: missing "
-                f"{variables - self.variables}, in excess {self.variables - variables}"
+                f"{expected - self.variables}, in excess {self.variables - expected}"
             )
-        expected: dict = {v: Counter() for v in variables}
-        for node in nodes:
-            for i, inp in enumerate(node.inputs):
-                expected[inp][(node, i)] += 1
-        for idx, out in enumerate(self.outputs):
-            expected[out][("output", idx)] += 1
-        for var in variables:
-            if var.owner is None and var not in self._input_set and not isinstance(var, AtomicVariable):
+        clients, outputs, declared = self.clients, self.outputs, self._input_set
+        stray = clients.keys() - uses.keys()
+        if stray:
+            raise Exception(f"Clients recorded for variables not in the graph: {stray}")
+        for var, count in uses.items():
+            if var.owner is None and var not in declared and not isinstance(var, AtomicVariable):
                 raise Exception(f"Undeclared input {var} in the graph")
-            if var.owner is not None and var.owner not in nodes:
-                raise Exception(f"{var} is in the graph but its owner {var.owner} is not")
-            actual: Counter = Counter()
-            for cnode, i in self.clients.get(var, ()):
-                if isinstance(cnode.op, Output):
-                    if cnode.inputs[0] is not var or self.outputs[cnode.op.idx] is not var:
-                        raise Exception(f"Output client {cnode.op} of {var} does not match fgraph.outputs")
-                    actual[("output", cnode.op.idx)] += 1
-                else:
-                    if cnode.inputs[i] is not var:
-                        raise Exception(f"Client ({cnode}, {i}) of {var} does not use it at input {i}")
-                    actual[(cnode, i)] += 1
-            if actual != expected[var]:
+            recorded = clients.get(var)
+            if recorded is None:
+                raise Exception(f"Wrong clients for {var}: none recorded, expected {count}")
+            for cnode, i in recorded:
+                op = cnode.op
+                if isinstance(op, Output):
+                    if cnode.inputs[0] is not var or op.idx >= len(outputs) or outputs[op.idx] is not var:
+                        raise Exception(f"Output client {op} of {var} does not match fgraph.outputs")
+                elif i >= len(cnode.inputs) or cnode.inputs[i] is not var:
+                    raise Exception(f"Client ({cnode}, {i}) of {var} does not use it at input {i}")
+                elif cnode not in nodes:
+                    raise Exception(f"Client {cnode} of {var} is not a node of the graph")
+            # every recorded client is a real use; equal counts and no repeats make the
+            # recorded list exactly the set of uses
+            if len(recorded) != count or (
+                count > 1
+                and len({("out", c.op.idx) if isinstance(c.op, Output) else (c, i) for c, i in recorded})
+                != count
+            ):
                 raise Exception(
-                    f"Wrong clients for {var}: recorded {dict(actual)}, expected {dict(expected[var])}"
+                    f"Wrong clients for {var}: recorded {recorded}, expected {count} distinct uses"
                 )
-        if set(self.clients) - variables:
-            raise Exception(
-                f"Clients recorded for variables not in the graph: {set(self.clients) - variables}"
-            )
 
     # -- copies ---------------------------------------------------------------------------
 

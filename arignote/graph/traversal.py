@@ -231,30 +231,44 @@ def io_toposort(
     ``orderings`` adds constraints: ``{node: [nodes that must run before it]}``.
     Raises :class:`GraphCycleError` if the graph loops.
     """
-    stop = set(inputs)
+    stop = inputs if isinstance(inputs, (set, frozenset)) else set(inputs)
     if orderings:
         return _toposort_with_orderings(stop, outputs, orderings)
     order: list[Apply] = []
     done: set = set()
+    visiting: set = set()
+    # A flat stack of nodes with a parallel list of input positions: no per-node tuple or
+    # iterator objects, which matters for the garbage collector on deep graphs.
+    nodes: list[Apply] = []
+    pos: list[int] = []
     for out in outputs:
         root = out.owner
         if root is None or root in done or out in stop:
             continue
-        stack = [(root, iter(root.inputs))]
-        visiting = {root}
-        while stack:
-            node, it = stack[-1]
-            for inp in it:
+        nodes.append(root)
+        pos.append(0)
+        visiting.add(root)
+        while nodes:
+            node = nodes[-1]
+            ins = node.inputs
+            k = pos[-1]
+            n = len(ins)
+            while k < n:
+                inp = ins[k]
+                k += 1
                 owner = inp.owner
                 if owner is None or owner in done or inp in stop:
                     continue
                 if owner in visiting:
-                    raise GraphCycleError(_cycle_from_stack(stack, owner))
+                    raise GraphCycleError([*nodes[nodes.index(owner) :], owner])
+                pos[-1] = k
                 visiting.add(owner)
-                stack.append((owner, iter(owner.inputs)))
+                nodes.append(owner)
+                pos.append(0)
                 break
             else:
-                stack.pop()
+                nodes.pop()
+                pos.pop()
                 visiting.discard(node)
                 done.add(node)
                 order.append(node)

@@ -4,6 +4,10 @@ The public API follows PyTensor 3's, so ``import arignote as pytensor`` is meant
 for what is implemented.
 """
 
+# after the graph core: these import the tensor layer (tensor shared variables register
+# themselves with `shared` on import)
+import arignote.tensor  # noqa: F401
+from arignote.compile import In, Mode, Out, function, get_mode, shared
 from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
@@ -16,6 +20,9 @@ __version__ = "0.1.0"
 __all__ = [
     "Apply",
     "Constant",
+    "In",
+    "Mode",
+    "Out",
     "FunctionGraph",
     "Op",
     "Type",
@@ -24,6 +31,9 @@ __all__ = [
     "config",
     "debugprint",
     "dprint",
+    "function",
+    "get_mode",
     "pprint",
     "pydotprint",
+    "shared",
 ]

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from copy import copy
 from typing import TYPE_CHECKING, Any
 
-from arignote.graph.utils import Scratchpad, format_site, gc_paused, user_frame_site
+from arignote.graph.utils import MissingInputError, Scratchpad, format_site, gc_paused, user_frame_site
 
 if TYPE_CHECKING:
     from arignote.graph.op import Op
@@ -337,7 +337,9 @@ class Variable(Node):
         """Compute this Variable's value, given values for the graph inputs it needs.
 
         ``inputs_to_values`` maps input Variables (or their names) to values; each value
-        is filtered through its Variable's Type first.
+        is filtered through its Variable's Type first. The compiled function is cached on
+        the Variable, keyed by the inputs given (and keyword arguments, passed to
+        :func:`arignote.function`, e.g. ``mode=``), so repeated calls do not recompile.
 
         >>> from arignote.graph.type import Type
         >>> from arignote.graph.op import Op
@@ -354,9 +356,29 @@ class Variable(Node):
         >>> Twice()(x).eval({x: 3})
         6.0
         """
-        from arignote.link.perform import evaluate
+        from arignote.compile.function import function
+        from arignote.link.perform import resolve_inputs
 
-        return evaluate([self], inputs_to_values or {}, **kwargs)[0]
+        values = resolve_inputs([self], inputs_to_values or {})
+        key = (tuple(values), tuple(sorted(kwargs.items())))
+        cache = self.__dict__.setdefault("_fn_cache", {})
+        try:
+            fn = cache.get(key)
+        except TypeError:  # unhashable keyword arguments: compile without caching
+            fn, key = None, None
+        if fn is None:
+            try:
+                fn = function(list(values), self, **kwargs)
+            except MissingInputError as err:
+                var = err.variable
+                raise MissingInputError(
+                    f"eval: no value given for input {var} of Type {getattr(var, 'type', '?')}; pass it "
+                    f"in the dict, e.g. .eval({{{var}: value}}). ({err})",
+                    variable=var,
+                ) from None
+            if key is not None:
+                cache[key] = fn
+        return fn(*values.values())
 
 
 class AtomicVariable(Variable):

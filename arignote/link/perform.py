@@ -15,10 +15,10 @@ from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.traversal import ancestors, io_toposort
 from arignote.graph.utils import MissingInputError, format_site
 
-__all__ = ["describe_node_failure", "evaluate"]
+__all__ = ["describe_node_failure", "evaluate", "resolve_inputs"]
 
 
-def _resolve_givens(outputs: Sequence[Variable], givens: Mapping[Any, Any]) -> dict[Variable, Any]:
+def resolve_inputs(outputs: Sequence[Variable], givens: Mapping[Any, Any]) -> dict[Variable, Any]:
     by_name: dict[str, list[Variable]] | None = None
     resolved: dict[Variable, Any] = {}
     for key, value in givens.items():
@@ -82,7 +82,7 @@ def evaluate(outputs: Sequence[Variable], givens: Mapping[Any, Any], **kwargs: A
     if kwargs:
         raise TypeError(f"eval: unexpected keyword arguments {sorted(kwargs)}")
     outputs = list(outputs)
-    values = _resolve_givens(outputs, givens)
+    values = resolve_inputs(outputs, givens)
     nodes = io_toposort(list(values), outputs)
     storage: dict[Variable, list] = {}
     computed: dict[Variable, list] = {}

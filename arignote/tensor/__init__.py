@@ -41,3 +41,4 @@ __all__ = [
     "special",
     "sum",
 ]
+from arignote.tensor.sharedvar import TensorSharedVariable  # registers the tensor shared constructor

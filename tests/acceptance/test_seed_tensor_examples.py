@@ -21,7 +21,6 @@ from arignote.tensor.shape import SpecifyShape
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import TensorConstant, TensorVariable
 
-needs_dprint = pytest.mark.skipif(not hasattr(arignote, "dprint"), reason="arignote.dprint not there yet")
 needs_function = pytest.mark.skipif(
     not hasattr(arignote, "function"), reason="arignote.function not there yet"
 )
@@ -110,7 +109,6 @@ class TestTypesPage:
         with pytest.raises(ValueError, match="does not match"):
             v3.eval({v1: np.ones((2, 2))})
 
-    @needs_dprint
     def test_dprint_of_v3(self, v1, v2):
         v3 = v2.type.filter_variable(v1)
         text = arignote.dprint(v3, print_type=True, file="str")

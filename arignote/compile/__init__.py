@@ -1,0 +1,29 @@
+"""Compilation: ``function``, shared variables, modes, profiling and debugging modes."""
+
+from arignote.compile.executor import Function
+from arignote.compile.function import function, rebuild_collect_shared
+from arignote.compile.io import In, Out, SymbolicInput, SymbolicOutput
+from arignote.compile.maker import FunctionMaker, UnusedInputError
+from arignote.compile.mode import FAST_COMPILE, FAST_RUN, Mode, get_default_mode, get_mode, register_mode
+from arignote.compile.sharedvalue import SharedVariable, shared, shared_constructor
+
+__all__ = [
+    "FAST_COMPILE",
+    "FAST_RUN",
+    "Function",
+    "FunctionMaker",
+    "In",
+    "Mode",
+    "Out",
+    "SharedVariable",
+    "SymbolicInput",
+    "SymbolicOutput",
+    "UnusedInputError",
+    "function",
+    "get_default_mode",
+    "get_mode",
+    "rebuild_collect_shared",
+    "register_mode",
+    "shared",
+    "shared_constructor",
+]

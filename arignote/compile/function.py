@@ -1,0 +1,230 @@
+"""``function``: compile a graph into a callable.
+
+>>> import arignote
+>>> import arignote.tensor as pt
+>>> x, y = pt.dscalars("x", "y")
+>>> f = arignote.function([x, y], x * y + 1)
+>>> float(f(2, 3))
+7.0
+>>> import numpy as np
+>>> acc = arignote.shared(np.float64(0.0), name="acc")
+>>> inc = arignote.function([x], acc, updates={acc: acc + x})
+>>> float(inc(1.0)), float(inc(2.0)), float(acc.get_value())
+(0.0, 1.0, 3.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from arignote.compile.io import In, Out, SymbolicInput, SymbolicOutput
+from arignote.compile.sharedvalue import SharedVariable
+from arignote.graph.basic import Constant, Variable, clone_get_equiv
+from arignote.graph.traversal import graph_inputs
+
+__all__ = ["function", "rebuild_collect_shared"]
+
+
+def _pairs(mapping: Any, what: str) -> list[tuple[Any, Any]]:
+    if mapping is None:
+        return []
+    if isinstance(mapping, Mapping):
+        return list(mapping.items())
+    try:
+        pairs = [tuple(p) for p in mapping]
+    except TypeError:
+        raise TypeError(f"{what} must be a dict or a list of (key, value) pairs, got {mapping!r}") from None
+    if any(len(p) != 2 for p in pairs):
+        raise TypeError(f"{what} must be a dict or a list of (key, value) pairs, got {mapping!r}")
+    return pairs
+
+
+def _check_updates(updates: Any) -> list[tuple[SharedVariable, Variable]]:
+    out = []
+    seen: set = set()
+    for var, expr in _pairs(updates, "updates"):
+        if not isinstance(var, SharedVariable):
+            raise TypeError(
+                f"updates keys must be shared variables, got {var!r}; an update assigns a new value "
+                "to a shared variable after each call"
+            )
+        if var in seen:
+            raise ValueError(f"{var} is updated twice in `updates`")
+        seen.add(var)
+        try:
+            expr = var.type.filter_variable(expr, allow_convert=True)
+        except TypeError as err:
+            raise TypeError(
+                f"The update of shared variable {var} (Type {var.type}) has Type "
+                f"{getattr(expr, 'type', type(expr).__name__)}: {err}. Cast the expression "
+                f"(e.g. expr.astype('{getattr(var.type, 'dtype', '?')}')) or build it with that Type."
+            ) from None
+        out.append((var, expr))
+    return out
+
+
+def rebuild_collect_shared(
+    outputs: Sequence[Variable],
+    givens: Any = None,
+    updates: Any = None,
+    no_default_updates: bool | Iterable[SharedVariable] = False,
+    rebuild_strict: bool = True,
+) -> tuple[list[Variable], list[tuple[SharedVariable, Variable]], list[SharedVariable]]:
+    """Apply ``givens`` to ``outputs`` and ``updates``; collect shared inputs and updates.
+
+    Returns ``(new outputs, [(shared, new update)], shared variables used)``; default
+    updates of the shared variables used are added unless ``no_default_updates`` (True,
+    or a list of shared variables to skip).
+    """
+    memo: dict = {}
+    for old, new in _pairs(givens, "givens"):
+        if not isinstance(old, Variable):
+            raise TypeError(f"givens keys must be Variables, got {old!r}")
+        if isinstance(old, Constant):
+            raise TypeError(f"givens cannot replace the Constant {old}")
+        if old in memo:
+            raise ValueError(f"{old} appears twice in givens")
+        try:
+            memo[old] = old.type.filter_variable(new, allow_convert=True)
+        except TypeError as err:
+            raise TypeError(
+                f"givens: cannot use {new!r} in place of {old} (Type {old.type}): {err}"
+            ) from None
+    update_pairs = _check_updates(updates)
+
+    def rebuild(vars_: list[Variable]) -> list[Variable]:
+        if not memo:
+            return list(vars_)
+        equiv = clone_get_equiv(
+            [], vars_, copy_inputs=False, copy_orphans=False, memo=dict(memo), strict=rebuild_strict
+        )
+        return [equiv[v] for v in vars_]
+
+    new_outputs = rebuild(list(outputs))
+    new_updates = list(zip([v for v, _ in update_pairs], rebuild([e for _, e in update_pairs])))
+    skip_defaults: set = set()
+    if no_default_updates is True:
+        skip_defaults = {None}
+    elif no_default_updates:
+        skip_defaults = set(no_default_updates)
+    shared: list[SharedVariable] = []
+    seen: set = set()
+    pending = list(new_outputs) + [e for _, e in new_updates]
+    updated = {v for v, _ in new_updates}
+    while pending:
+        for var in graph_inputs(pending):
+            if isinstance(var, SharedVariable) and var not in seen:
+                seen.add(var)
+                shared.append(var)
+        pending = []
+        for var in shared:
+            default = var.default_update
+            if default is None or var in updated or None in skip_defaults or var in skip_defaults:
+                continue
+            expr = _check_updates([(var, default)])[0][1]
+            expr = rebuild([expr])[0]
+            new_updates.append((var, expr))
+            updated.add(var)
+            pending.append(expr)
+    for var, _ in new_updates:
+        if var not in seen:
+            seen.add(var)
+            shared.append(var)
+    return new_outputs, new_updates, shared
+
+
+def function(
+    inputs: Sequence[Any] | None = None,
+    outputs: Any = None,
+    mode: Any = None,
+    updates: Any = None,
+    givens: Any = None,
+    no_default_updates: bool | Iterable[SharedVariable] = False,
+    accept_inplace: bool = False,
+    name: str | None = None,
+    rebuild_strict: bool = True,
+    allow_input_downcast: bool | None = None,
+    profile: Any = None,
+    on_unused_input: str | None = None,
+    trust_input: bool = False,
+) -> Any:
+    """Compile ``outputs`` (a Variable, a list, or a dict of them) as a function of ``inputs``.
+
+    Parameters follow PyTensor 3: ``inputs`` (Variables or :class:`In`), ``outputs``
+    (Variables or :class:`Out`; ``None`` for updates only), ``mode`` (a Mode or its name),
+    ``updates`` (``{shared: expression}``, applied after all outputs are computed),
+    ``givens`` (``{variable: replacement}``), ``no_default_updates``, ``name``,
+    ``rebuild_strict``, ``allow_input_downcast``, ``profile`` (True or a ProfileStats),
+    ``on_unused_input`` (``"raise"``, ``"warn"`` or ``"ignore"``; default from config)
+    and ``trust_input`` (skip input checks: faster, but wrong inputs are your problem).
+    """
+    from arignote.compile.maker import FunctionMaker
+
+    if inputs is None:
+        inputs = []
+    if isinstance(inputs, (Variable, In)):
+        raise TypeError("function(inputs, outputs): inputs must be a list (wrap the single input: [x])")
+    ins = [i if isinstance(i, SymbolicInput) else In(i) for i in inputs]
+    for k, i in enumerate(ins):
+        if isinstance(i.variable, SharedVariable):
+            raise TypeError(
+                f"Input {k} ({i.variable}) is a shared variable: shared variables are implicit "
+                "inputs (their value comes with them); to feed another value, use givens"
+            )
+    seen: dict = {}
+    for k, i in enumerate(ins):
+        if i.variable in seen:
+            raise ValueError(f"Input {k} ({i.variable}) is the same Variable as input {seen[i.variable]}")
+        seen[i.variable] = k
+    out_kind, out_list = _normalize_outputs(outputs)
+    maker = FunctionMaker(
+        ins,
+        out_list,
+        mode=mode,
+        updates=updates,
+        givens=givens,
+        no_default_updates=no_default_updates,
+        accept_inplace=accept_inplace,
+        name=name,
+        rebuild_strict=rebuild_strict,
+        allow_input_downcast=allow_input_downcast,
+        profile=profile,
+        on_unused_input=on_unused_input,
+        output_kind=out_kind,
+    )
+    fn = maker.create()
+    fn.trust_input = trust_input
+    return fn
+
+
+def _normalize_outputs(outputs: Any) -> tuple[Any, list[SymbolicOutput]]:
+    """(how to return results, outputs as SymbolicOutput list)."""
+    if outputs is None:
+        return ("list", []), []
+    if isinstance(outputs, (Variable, SymbolicOutput)):
+        return ("single", None), [_as_out(outputs, 0)]
+    if isinstance(outputs, Mapping):
+        keys = list(outputs)
+        for k in keys:
+            if not isinstance(k, str):
+                raise TypeError(f"Output dict keys must be strings, got {k!r}")
+        return ("dict", keys), [_as_out(outputs[k], k) for k in keys]
+    if isinstance(outputs, (list, tuple)):
+        return ("list", None), [_as_out(o, k) for k, o in enumerate(outputs)]
+    raise TypeError(
+        f"outputs must be a Variable, a list or a dict of them, got {type(outputs).__name__} {outputs!r}"
+    )
+
+
+def _as_out(o: Any, where: Any) -> SymbolicOutput:
+    if isinstance(o, SymbolicOutput):
+        return o
+    if isinstance(o, Variable):
+        return Out(o)
+    from arignote.tensor.basic import as_tensor_variable
+
+    try:
+        return Out(as_tensor_variable(o))
+    except TypeError:
+        raise TypeError(f"Output {where!r} is {type(o).__name__} {o!r}, not a Variable") from None

@@ -1,0 +1,212 @@
+"""FunctionMaker: from inputs/outputs/updates to a rewritten FunctionGraph and a linked VM."""
+
+from __future__ import annotations
+
+import copy
+import time
+import warnings
+from typing import Any
+
+from arignote.compile.io import In, SymbolicInput, SymbolicOutput
+from arignote.compile.mode import Mode, get_mode
+from arignote.configdefaults import config
+from arignote.graph.basic import Variable
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.traversal import ancestors
+from arignote.graph.utils import MissingInputError
+from arignote.link.basic import Container
+
+__all__ = ["FunctionMaker", "UnusedInputError"]
+
+
+class UnusedInputError(Exception):
+    """An explicit input of ``function`` is not needed to compute any output."""
+
+
+class FunctionMaker:
+    """Builds the FunctionGraph of a function (givens applied, updates and shared inputs
+    collected, rewrites run) and links it; :meth:`create` makes the callable.
+
+    ``fgraph.inputs`` are the explicit inputs then the shared variables; ``fgraph.outputs``
+    are the outputs then the update expressions (``update_mapping`` pairs them up).
+    """
+
+    def __init__(
+        self,
+        inputs: list[SymbolicInput],
+        outputs: list[SymbolicOutput],
+        mode: Any = None,
+        updates: Any = None,
+        givens: Any = None,
+        no_default_updates: Any = False,
+        accept_inplace: bool = False,
+        name: str | None = None,
+        rebuild_strict: bool = True,
+        allow_input_downcast: bool | None = None,
+        profile: Any = None,
+        on_unused_input: str | None = None,
+        output_kind: Any = ("list", None),
+    ):
+        from arignote.compile.function import rebuild_collect_shared
+
+        t_start = time.perf_counter()
+        self.mode: Mode = get_mode(mode)
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.name = name
+        self.output_kind = output_kind
+        self.allow_input_downcast = allow_input_downcast
+        self.accept_inplace = accept_inplace
+        self.profile = _make_profile(profile, name)
+        on_unused_input = on_unused_input or config.on_unused_input
+        if on_unused_input not in ("raise", "warn", "ignore"):
+            raise ValueError(f"on_unused_input must be 'raise', 'warn' or 'ignore', got {on_unused_input!r}")
+
+        self.inputs, cuts = _cut_at_intermediate_inputs(self.inputs)
+        input_updates = [(k, i.update) for k, i in enumerate(self.inputs) if i.update is not None]
+        outs, shared_updates, shared_vars = rebuild_collect_shared(
+            [o.variable for o in self.outputs] + [u for _, u in input_updates],
+            givens=_pairs_with(givens, cuts),
+            updates=updates,
+            no_default_updates=no_default_updates,
+            rebuild_strict=rebuild_strict,
+        )
+        n_out = len(self.outputs)
+        out_vars, in_update_vars = outs[:n_out], outs[n_out:]
+        explicit = [i.variable for i in self.inputs]
+        shared_vars = [v for v in shared_vars if v not in set(explicit)]
+        self.shared_inputs = shared_vars
+        fg_inputs = explicit + shared_vars
+        fg_outputs = out_vars + [e for _, e in shared_updates] + in_update_vars
+        update_mapping = {n_out + k: fg_inputs.index(v) for k, (v, _) in enumerate(shared_updates)}
+        base = n_out + len(shared_updates)
+        update_mapping.update({base + k: idx for k, (idx, _) in enumerate(input_updates)})
+        self._check_unused(explicit, fg_outputs, on_unused_input)
+        try:
+            self.fgraph = FunctionGraph(fg_inputs, fg_outputs, clone=True, update_mapping=update_mapping)
+        except MissingInputError as err:
+            names = ", ".join(str(v) for v in explicit) or "none"
+            raise MissingInputError(
+                f"{err}\nThe function's inputs are: {names}. Add the missing Variable to the inputs, "
+                "give it with givens, or make it a shared variable.",
+                variable=err.variable,
+            ) from None
+        self._check_inplace()
+        self.n_outputs = n_out
+        self.shared_updates = shared_updates
+        self.input_updates = input_updates
+        t_rewrite = time.perf_counter()
+        self.rewrite_timings = self.mode.optimizer(self.fgraph)
+        self.rewrite_time = time.perf_counter() - t_rewrite
+        self.build_time = t_rewrite - t_start
+        self.link_time = 0.0
+
+    def _check_unused(self, explicit: list[Variable], outputs: list[Variable], policy: str) -> None:
+        if policy == "ignore" or not explicit:
+            return
+        used = set(ancestors(outputs))
+        for k, var in enumerate(explicit):
+            if var in used:
+                continue
+            msg = (
+                f"function() was given input {k} ({var}), which is not needed to compute the "
+                "outputs. Pass on_unused_input='warn' or 'ignore' if that is intended."
+            )
+            if policy == "raise":
+                raise UnusedInputError(msg)
+            warnings.warn(msg, stacklevel=4)
+
+    def _check_inplace(self) -> None:
+        if self.accept_inplace:
+            return
+        for node in self.fgraph.apply_nodes:
+            if getattr(node.op, "destroy_map", None):
+                raise TypeError(
+                    f"The graph contains the in-place operation {node} (it overwrites an input). "
+                    "Pass accept_inplace=True if the graph was built that way on purpose."
+                )
+
+    # -- linking --------------------------------------------------------------------------
+
+    def input_containers(self) -> list[Container]:
+        """Fresh containers for the explicit inputs; shared variables' own containers."""
+        containers = []
+        for spec in self.inputs:
+            var = spec.variable
+            allow = spec.allow_downcast if spec.allow_downcast is not None else self.allow_input_downcast
+            cell = [None]
+            container = Container(var.type, cell, name=spec.name, strict=spec.strict, allow_downcast=allow)
+            if isinstance(spec, In) and spec.has_value:
+                container.value = spec.value
+            containers.append(container)
+        containers.extend(v.container for v in self.shared_inputs)
+        return containers
+
+    def link(self, containers: list[Container]) -> tuple[Any, list[list]]:
+        t0 = time.perf_counter()
+        no_recycling = [
+            v
+            for v, o in zip(
+                self.fgraph.outputs, [*self.outputs, *[None] * (len(self.fgraph.outputs) - self.n_outputs)]
+            )
+            if o is None or not o.borrow
+        ]
+        vm, out_cells = self.mode.linker.make_vm(
+            self.fgraph, [c.storage for c in containers], no_recycling, profile=self.profile
+        )
+        self.link_time += time.perf_counter() - t0
+        return vm, out_cells
+
+    def create(self, containers: list[Container] | None = None) -> Any:
+        """The compiled :class:`~arignote.compile.executor.Function`."""
+        from arignote.compile.executor import Function
+
+        containers = containers if containers is not None else self.input_containers()
+        vm, out_cells = self.link(containers)
+        if self.profile is not None:
+            self.profile.record_compile(
+                build=self.build_time,
+                rewrite=self.rewrite_time,
+                link=self.link_time,
+                stages=self.rewrite_timings,
+            )
+        return Function(self, containers, vm, out_cells)
+
+    def __getstate__(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _cut_at_intermediate_inputs(specs: list[SymbolicInput]) -> tuple[list[SymbolicInput], dict]:
+    """An input computed by the graph (``function([y], f(y))`` with ``y = g(x)``) cuts
+    the graph there: it is replaced by a fresh root Variable of the same Type."""
+    cuts: dict = {}
+    out = []
+    for spec in specs:
+        var = spec.variable
+        if var.owner is not None:
+            root = var.clone()
+            cuts[var] = root
+            spec = copy.copy(spec)
+            spec.variable = root
+        out.append(spec)
+    return out, cuts
+
+
+def _pairs_with(givens: Any, cuts: dict) -> Any:
+    if not cuts:
+        return givens
+    from arignote.compile.function import _pairs
+
+    return [*_pairs(givens, "givens"), *cuts.items()]
+
+
+def _make_profile(profile: Any, name: str | None) -> Any:
+    if not profile:
+        return None
+    from arignote.compile.profiling import ProfileStats
+
+    if profile is True:
+        return ProfileStats(message=name or "function")
+    if isinstance(profile, str):
+        return ProfileStats(message=profile)
+    return profile

@@ -1,0 +1,181 @@
+"""The rewrite engine: node rewriters applied through a worklist, and merging (CSE).
+
+A node rewriter is a small function ``rewrite(fgraph, node)`` that returns ``None``/
+``False`` (no change), a list of replacements for ``node.outputs``, or a dict
+``{old_variable: new_variable}``. It says which Ops it concerns (``tracks``) so the
+engine only offers it matching nodes, and every application is attributable: with
+``config.trace_rewrites`` the engine prints which rule fired and where it is defined.
+
+>>> import arignote.tensor as pt
+>>> from arignote.graph.fg import FunctionGraph
+>>> x = pt.dvector("x")
+>>> fg = FunctionGraph([x], [pt.exp(x) + pt.exp(x)])
+>>> merge_graph(fg)
+1
+>>> len(fg.apply_nodes)
+2
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from arignote.configdefaults import config
+from arignote.graph.basic import Apply, AtomicVariable, Variable
+from arignote.graph.fg import FunctionGraph, Output
+
+__all__ = ["NodeRewriter", "node_rewriter", "apply_node_rewriters", "merge_graph", "RewriteError"]
+
+
+class RewriteError(Exception):
+    """A rewrite rule raised or returned something invalid; names the rule and the node."""
+
+
+class NodeRewriter:
+    """A named rule over nodes of the tracked Op types (or instances); ``None``: all."""
+
+    def __init__(self, fn: Callable, tracks: Sequence[Any] | None = None, name: str | None = None):
+        self.fn = fn
+        self.tracks = tuple(tracks) if tracks else None
+        self.name = name or fn.__name__
+        try:
+            self.where = f"{inspect.getsourcefile(fn)}:{inspect.getsourcelines(fn)[1]}"
+        except (OSError, TypeError):
+            self.where = "<unknown>"
+
+    def applies_to(self, node: Apply) -> bool:
+        if self.tracks is None:
+            return True
+        op = node.op
+        for t in self.tracks:
+            if (isinstance(t, type) and isinstance(op, t)) or op == t:
+                return True
+        return False
+
+    def transform(self, fgraph: FunctionGraph, node: Apply) -> Any:
+        return self.fn(fgraph, node)
+
+    def __repr__(self) -> str:
+        return f"NodeRewriter({self.name} at {self.where})"
+
+
+def node_rewriter(
+    tracks: Sequence[Any] | None, name: str | None = None
+) -> Callable[[Callable], NodeRewriter]:
+    """Decorator: ``@node_rewriter([Elemwise])`` turns ``fn(fgraph, node)`` into a rule."""
+
+    def wrap(fn: Callable) -> NodeRewriter:
+        return NodeRewriter(fn, tracks, name)
+
+    return wrap
+
+
+def _as_replacements(rule: NodeRewriter, node: Apply, result: Any) -> list[tuple[Variable, Variable]]:
+    if isinstance(result, dict):
+        pairs = list(result.items())
+    elif isinstance(result, (list, tuple)):
+        if len(result) != len(node.outputs):
+            raise RewriteError(
+                f"{rule} returned {len(result)} replacements for {node}, which has {len(node.outputs)} outputs"
+            )
+        pairs = [(o, n) for o, n in zip(node.outputs, result) if n is not None]
+    else:
+        raise RewriteError(f"{rule} returned {result!r} for {node}; expected a list, a dict, None or False")
+    return pairs
+
+
+def apply_node_rewriters(
+    fgraph: FunctionGraph, rewriters: Sequence[NodeRewriter], max_passes: int = 50
+) -> int:
+    """Apply ``rewriters`` until none fires; returns how many replacements were made.
+
+    A worklist of nodes: only nodes a change created (and the clients of replaced
+    variables) are revisited, never the whole graph per change.
+    """
+    if not rewriters:
+        return 0
+    count = 0
+    worklist = list(fgraph.toposort())
+    queued = set(worklist)
+    budget = max_passes * max(1, len(worklist))
+    while worklist:
+        node = worklist.pop(0)
+        queued.discard(node)
+        if node not in fgraph.apply_nodes:
+            continue
+        for rule in rewriters:
+            if not rule.applies_to(node):
+                continue
+            try:
+                result = rule.transform(fgraph, node)
+            except Exception as err:
+                raise RewriteError(f"{rule} raised on {node}: {err!r}") from err
+            if not result:
+                continue
+            pairs = _as_replacements(rule, node, result)
+            if config.trace_rewrites:
+                print(f"rewrite {rule.name} ({rule.where}): {node} -> {[str(n) for _, n in pairs]}")
+            fgraph.replace_all_validate(pairs, reason=rule.name)  # type: ignore[attr-defined]
+            count += 1
+            budget -= 1
+            if budget < 0:
+                raise RewriteError(f"rewriting did not settle after {max_passes} passes; last rule {rule}")
+            for _, new in pairs:
+                for new_node in _new_nodes(fgraph, new):
+                    if new_node not in queued:
+                        worklist.append(new_node)
+                        queued.add(new_node)
+            break
+    return count
+
+
+def _new_nodes(fgraph: FunctionGraph, var: Variable) -> list[Apply]:
+    nodes = []
+    if var.owner is not None and var.owner in fgraph.apply_nodes:
+        nodes.append(var.owner)
+    for client, _ in fgraph.clients.get(var, ()):
+        if not isinstance(client.op, Output):
+            nodes.append(client)
+    return nodes
+
+
+def merge_graph(fgraph: FunctionGraph) -> int:
+    """Merge equal constants and nodes computing the same thing (same Op, same inputs).
+
+    One pass in topological order keeps a table keyed by ``(op, inputs)``; merging
+    makes the inputs of later nodes identical, so the table finds their duplicates
+    too. Returns the number of merges.
+    """
+    merges = 0
+    const_table: dict = {}
+    for var in list(fgraph.variables):
+        if isinstance(var, AtomicVariable) and var in fgraph.variables:
+            try:
+                key = (type(var), var.merge_signature())
+                hash(key)
+            except (TypeError, NotImplementedError):
+                continue
+            first = const_table.setdefault(key, var)
+            if first is not var:
+                fgraph.replace(var, first, reason="merge")
+                merges += 1
+    table: dict = {}
+    for node in fgraph.toposort():
+        if node not in fgraph.apply_nodes:
+            continue
+        try:
+            key = (node.op, tuple(node.inputs))
+            hash(key)
+        except TypeError:
+            continue
+        other = table.get(key)
+        if other is None or other not in fgraph.apply_nodes:
+            table[key] = node
+            continue
+        if any(o.type != n.type for o, n in zip(node.outputs, other.outputs)):
+            continue
+        fgraph.replace_all(list(zip(node.outputs, other.outputs)), reason="merge")
+        merges += 1
+    return merges

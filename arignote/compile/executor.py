@@ -114,11 +114,12 @@ class Function:
         guards = [c.storage[0] for c in self.input_storage] + [cells[k][0] for k in range(n_out, len(cells))]
         for k in range(n_out):
             value = cells[k][0]
-            if not self._borrow[k] and isinstance(value, np.ndarray):
-                if any(_overlaps(value, other) for other in guards) or any(
-                    _overlaps(value, prev) for prev in results
-                ):
-                    value = value.copy()
+            if (
+                not self._borrow[k]
+                and isinstance(value, np.ndarray)
+                and (any(_overlaps(value, g) for g in guards) or any(_overlaps(value, r) for r in results))
+            ):
+                value = value.copy()
             results.append(value)
         return results
 

@@ -179,7 +179,7 @@ def get_mode(mode: Any = None) -> Mode:
         if mode in predefined_modes:
             return predefined_modes[mode]
         raise ValueError(
-            f"Unknown mode {mode!r}; known: {sorted(predefined_modes) + ['DebugMode', 'NanGuardMode']}"
+            f"Unknown mode {mode!r}; known: {[*sorted(predefined_modes), 'DebugMode', 'NanGuardMode']}"
         )
     raise TypeError(f"mode must be a Mode, a mode name or None, got {mode!r}")
 

@@ -41,4 +41,4 @@ __all__ = [
     "special",
     "sum",
 ]
-from arignote.tensor.sharedvar import TensorSharedVariable  # registers the tensor shared constructor
+from arignote.tensor.sharedvar import TensorSharedVariable  # noqa: F401  (registers shared())

@@ -49,10 +49,7 @@ class NodeRewriter:
         if self.tracks is None:
             return True
         op = node.op
-        for t in self.tracks:
-            if (isinstance(t, type) and isinstance(op, t)) or op == t:
-                return True
-        return False
+        return any((isinstance(t, type) and isinstance(op, t)) or op == t for t in self.tracks)
 
     def transform(self, fgraph: FunctionGraph, node: Apply) -> Any:
         return self.fn(fgraph, node)

@@ -34,7 +34,6 @@ indented by its depth).
 
 from __future__ import annotations
 
-import io
 import re
 import shutil
 import subprocess
@@ -80,6 +79,7 @@ __all__ = [
     "pydotprint",
     "register_node_annotator",
     "set_precedence",
+    "unregister_node_annotator",
 ]
 
 
@@ -126,19 +126,17 @@ _NODE_ANNOTATORS: list[Callable[[Apply, Any], str | None]] = []
 def register_node_annotator(fn: Callable[[Apply, Any], str | None]) -> Callable:
     """Add ``fn(node, context) -> str | None`` to the notes debugprint puts on Apply lines.
 
-    Returns ``fn`` (usable as a decorator); remove it again with ``fn.remove()``.
+    Returns ``fn``, so it can be used as a decorator; see :func:`unregister_node_annotator`.
     """
-    _NODE_ANNOTATORS.append(fn)
-
-    def remove() -> None:
-        if fn in _NODE_ANNOTATORS:
-            _NODE_ANNOTATORS.remove(fn)
-
-    try:
-        fn.remove = remove  # type: ignore[attr-defined]
-    except AttributeError:  # a builtin or bound method: no attributes
-        pass
+    if fn not in _NODE_ANNOTATORS:
+        _NODE_ANNOTATORS.append(fn)
     return fn
+
+
+def unregister_node_annotator(fn: Callable) -> None:
+    """Stop asking ``fn`` about Apply lines (nothing happens if it was not registered)."""
+    if fn in _NODE_ANNOTATORS:
+        _NODE_ANNOTATORS.remove(fn)
 
 
 def _is_function(obj: Any) -> bool:
@@ -171,24 +169,47 @@ def _storage_of(obj: Any) -> dict | None:
 
 
 class _LineSink:
-    """Collects lines and writes them out in chunks (huge prints stay bounded in memory)."""
+    """Collects pieces of text and writes them out in chunks of about a megabyte (a huge
+    print stays bounded in memory, a small one is one ``write``)."""
 
-    __slots__ = ("file", "lines")
+    __slots__ = ("file", "parts", "size")
 
     def __init__(self, file: TextIO):
         self.file = file
-        self.lines: list[str] = []
+        self.parts: list[str] = []
+        self.size = 0
 
     def add(self, line: str) -> None:
-        lines = self.lines
-        lines.append(line)
-        if len(lines) >= 4096:
+        self.parts.append(line)
+        self.parts.append("\n")
+        self.size += len(line)
+        if self.size > 1 << 20:
+            self.flush()
+
+    def add_pieces(self, a: str, b: str, c: str, d: str) -> None:
+        """The line ``a + b + c + d``, without building it."""
+        parts = self.parts
+        parts += (a, b, c, d, "\n")
+        self.size += len(b) + len(d) + 8
+        if self.size > 1 << 20:
             self.flush()
 
     def flush(self) -> None:
-        if self.lines:
-            self.file.write("\n".join(self.lines) + "\n")
-            self.lines = []
+        if self.parts:
+            self.file.write("".join(self.parts))
+            self.parts = []
+            self.size = 0
+
+
+class _StringSink:
+    """A write-only text buffer (``"".join`` at the end: faster than StringIO for big text)."""
+
+    def __init__(self) -> None:
+        self.chunks: list[str] = []
+        self.write = self.chunks.append
+
+    def getvalue(self) -> str:
+        return "".join(self.chunks)
 
 
 class _DebugPrinter:
@@ -243,7 +264,9 @@ class _DebugPrinter:
         elif id_type == "":
             text = ""
         else:
-            raise ValueError(f"debugprint: id_type must be 'CHAR', 'int', 'id', 'auto' or '', got {id_type!r}")
+            raise ValueError(
+                f"debugprint: id_type must be 'CHAR', 'int', 'id', 'auto' or '', got {id_type!r}"
+            )
         used[obj] = text
         self.done[obj] = text
         return text
@@ -339,9 +362,9 @@ class _DebugPrinter:
         if self.print_op_info:
             self.add_op_info(node)
         if self.op_information:
-            info = (parent_node is not None and self.op_information.get(parent_node)) or self.op_information.get(
-                node
-            )
+            info = (
+                parent_node is not None and self.op_information.get(parent_node)
+            ) or self.op_information.get(node)
             if info and var in info:
                 label += f" ({info[var]})"
         return label
@@ -366,12 +389,13 @@ class _DebugPrinter:
         if depth == 0:
             return
         base = prefix if child_prefix is None else child_prefix
-        add = self.sink.add
+        add = self.sink.add_pieces
         done = self.done
         stop_on_name = self.stop_on_name
-        # segs[k - 1]: the bar drawn for the ancestor at level k ("   " once it was the last
-        # input of its parent, " │ " otherwise); stack entries: (var, level, is_last, parent)
-        segs: list[str] = []
+        # ``bars``: what is drawn left of the connector for the node being printed, 3
+        # characters per ancestor below the root: "   " once that ancestor was the last
+        # input of its parent, " │ " otherwise. Stack entries: (var, level, is_last, parent).
+        bars = ""
         stack: list[tuple] = [(root, 0, True, parent_node)]
         pop, push = stack.pop, stack.append
         while stack:
@@ -380,24 +404,32 @@ class _DebugPrinter:
                 self.note_inner(var)
                 continue
             if level == 0:
-                lead = prefix
+                lead, bars, connector = prefix, "", ""
             else:
-                del segs[level - 1 :]
-                lead = base + "".join(segs) + (" └─ " if is_last else " ├─ ")
-                segs.append("   " if is_last else " │ ")
+                width = 3 * (level - 1)
+                if len(bars) != width:
+                    bars = bars[:width]
+                lead, connector = base, (" └─ " if is_last else " ├─ ")
             node = var.owner
             if node is None:
-                add(lead + self.leaf_label(var, storage, parent, inner_to_outer, inner_graph_node))
+                add(
+                    lead,
+                    bars,
+                    connector,
+                    self.leaf_label(var, storage, parent, inner_to_outer, inner_graph_node),
+                )
                 done.setdefault(var, "")
                 continue
             is_header = header and level == 0
             if not is_header:
                 self.note_inner(var)
             already = node in done
-            add(lead + self.apply_label(var, is_header, topo, storage, parent, context))
+            add(lead, bars, connector, self.apply_label(var, is_header, topo, storage, parent, context))
+            if level:
+                bars += "   " if is_last else " │ "
             if already or (stop_on_name and var.name is not None):
                 if not is_header:
-                    add(base + "".join(segs) + " └─ ···")
+                    add(base, bars, " └─ ", "···")
                 continue
             inputs = node.inputs
             last = len(inputs) - 1
@@ -528,7 +560,7 @@ def debugprint(
     if not isinstance(depth, int) or isinstance(depth, bool):
         raise TypeError(f"debugprint: depth must be an int, got {depth!r}")
     if file == "str":
-        out: Any = io.StringIO()
+        out: Any = _StringSink()
     elif file is None:
         out = sys.stdout
     elif hasattr(file, "write"):
@@ -922,7 +954,9 @@ class PPrinter(Printer):
         elif callable(condition):
             self.printers.insert(0, (condition, printer))
         else:
-            raise TypeError(f"PPrinter.assign: condition must be an Op, a class or a callable, got {condition!r}")
+            raise TypeError(
+                f"PPrinter.assign: condition must be an Op, a class or a callable, got {condition!r}"
+            )
 
     def _choose(self, var: Variable, pstate: PrinterState) -> Printer | None:
         if self.leaf_if is not None and self.leaf_if(var):
@@ -1068,7 +1102,9 @@ class PPrinter(Printer):
             return self.process(*args)
         if len(args) > 2:
             return self.process_graph(*args)
-        raise TypeError("pprint takes a Variable (and optionally a PrinterState), or inputs, outputs, updates")
+        raise TypeError(
+            "pprint takes a Variable (and optionally a PrinterState), or inputs, outputs, updates"
+        )
 
 
 pprint = PPrinter()
@@ -1116,10 +1152,14 @@ class Print(Op):
         output_storage[0][0] = value
         self.global_fn(self, value)
 
-    def pullback(self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence) -> list:
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence
+    ) -> list:
         return list(output_grads)
 
-    def pushforward(self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence) -> list:
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence
+    ) -> list:
         return list(eval_points)
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence) -> list:
@@ -1159,7 +1199,6 @@ _SHARED_COLOR = "cyan"
 _CONSTANT_COLOR = "#FFF2CC"
 _UNUSED_COLOR = "grey"
 _DARK_COLORS = {"blue", "brown", "black", "navy", "darkblue", "darkgreen", "purple", "red"}
-_TEXT_FORMATS = {"dot", "gv", "canon", "xdot", "plain", "json"}
 
 
 def _dot_quote(text: str) -> str:
@@ -1225,7 +1264,9 @@ def _render(source: str, format: str) -> bytes:
         raise ImportError(hint)
     done = subprocess.run([dot, f"-T{format}"], input=source.encode(), capture_output=True, check=False)
     if done.returncode != 0:
-        raise RuntimeError(f"Graphviz `dot -T{format}` failed: {done.stderr.decode(errors='replace').strip()}")
+        raise RuntimeError(
+            f"Graphviz `dot -T{format}` failed: {done.stderr.decode(errors='replace').strip()}"
+        )
     return done.stdout
 
 
@@ -1356,9 +1397,11 @@ def pydotprint(
         text = str(node.op)
         if text in taken or with_ids:
             suffix = f" id={topo_index.get(node, len(node_key))}"
-            text = text[: max_label_size - 3 - len(suffix)] + suffix + "..." if len(text) + len(
-                suffix
-            ) > max_label_size else text + suffix
+            text = (
+                text[: max_label_size - 3 - len(suffix)] + suffix + "..."
+                if len(text) + len(suffix) > max_label_size
+                else text + suffix
+            )
         elif len(text) > max_label_size:
             base = text[: max_label_size - 3] + "..."
             text, k = base, 1
@@ -1435,10 +1478,17 @@ def pydotprint(
 
     for var in outputs:  # an output that is an input of the graph: no node drew it
         if var.owner is None:
-            g.add_node(var_label(var)[1], label=var_label(var)[0], shape="box", **filled(colorCodes.get("Output", "blue")))
+            g.add_node(
+                var_label(var)[1],
+                label=var_label(var)[0],
+                shape="box",
+                **filled(colorCodes.get("Output", "blue")),
+            )
 
     for out, inp in updates.items():
-        g.add_edge(var_label(inp)[1], var_label(out)[1], label="UPDATE", color=colorCodes.get("Output", "blue"))
+        g.add_edge(
+            var_label(inp)[1], var_label(out)[1], label="UPDATE", color=colorCodes.get("Output", "blue")
+        )
 
     if cond_highlight is not None:
         cond = cond_highlight if isinstance(cond_highlight, Apply) else None

@@ -92,6 +92,10 @@ class FloatUnary(UnaryScalarOp):
 class Add(ScalarOp):
     """``a + b + ...`` (any number of inputs)."""
 
+    def grad(self, inputs: Any, output_grads: Any) -> list:
+        (g,) = output_grads
+        return [g for _ in inputs]
+
     ufunc = np.add
     commutative = associative = True
     identity = 0
@@ -102,6 +106,14 @@ class Add(ScalarOp):
 
 class Mul(ScalarOp):
     """``a * b * ...`` (any number of inputs)."""
+
+    def grad(self, inputs: Any, output_grads: Any) -> list:
+        (g,) = output_grads
+        terms = []
+        for i in range(len(inputs)):
+            others = [x for j, x in enumerate(inputs) if j != i]
+            terms.append(mul(g, *others) if others else g)
+        return terms
 
     ufunc = np.multiply
     commutative = associative = True
@@ -114,11 +126,20 @@ class Mul(ScalarOp):
 class Sub(BinaryScalarOp):
     """``a - b``."""
 
+    def grad(self, inputs: Any, output_grads: Any) -> list:
+        (g,) = output_grads
+        return [g, neg(g)]
+
     ufunc = np.subtract
 
 
 class TrueDiv(BinaryScalarOp):
     """``a / b``; two integers give a ``floatX`` result (as in PyTensor)."""
+
+    def grad(self, inputs: Any, output_grads: Any) -> list:
+        x, y = inputs
+        (g,) = output_grads
+        return [true_div(g, y), neg(true_div(mul(g, x), mul(y, y)))]
 
     def output_types(self, types: Any) -> list[ScalarType]:
         if all(t.dtype in discrete_types for t in types):
@@ -162,11 +183,19 @@ class Mod(BinaryScalarOp):
 class Pow(BinaryScalarOp):
     """``a ** b``; an integer base to a negative integer power is an error (NumPy's)."""
 
+    def grad(self, inputs: Any, output_grads: Any) -> list:
+        x, y = inputs
+        (g,) = output_grads
+        return [mul(g, y, pow(x, sub(y, 1))), mul(g, log(x), pow(x, y))]
+
     ufunc = np.power
 
 
 class Neg(UnaryScalarOp):
     """``-a``."""
+
+    def grad(self, inputs: Any, output_grads: Any) -> list:
+        return [neg(output_grads[0])]
 
     ufunc = np.negative
 
@@ -207,6 +236,9 @@ class Sign(UnaryScalarOp):
 
 class Sqr(UnaryScalarOp):
     """``a * a`` (for bool: ``a``, as ``a & a``)."""
+
+    def grad(self, inputs: Any, output_grads: Any) -> list:
+        return [mul(output_grads[0], 2, inputs[0])]
 
     @staticmethod
     def ufunc(a: Any) -> Any:
@@ -410,6 +442,9 @@ round_half_away_from_zero = RoundHalfAwayFromZero(same_out_float_only, name="rou
 
 
 class Exp(FloatUnary):
+    def grad(self, inputs: Any, output_grads: Any) -> list:
+        return [mul(output_grads[0], exp(inputs[0]))]
+
     ufunc = np.exp
 
 
@@ -422,6 +457,9 @@ class Expm1(FloatUnary):
 
 
 class Log(FloatUnary):
+    def grad(self, inputs: Any, output_grads: Any) -> list:
+        return [true_div(output_grads[0], inputs[0])]
+
     ufunc = np.log
 
 

@@ -184,6 +184,12 @@ class Elemwise(Op):
             out_shape.append(dim)
         return [tuple(out_shape) for _ in node.outputs]
 
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """The scalar op's pullback, lifted to tensors and summed over broadcast dimensions."""
+        return _elemwise_pullback(self, inputs, outputs, output_grads)
+
     def __str__(self) -> str:
         if self._name:
             return self._name
@@ -258,6 +264,18 @@ class DimShuffle(Op):
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
         (ishape,) = shapes
         return [tuple(1 if d == "x" else ishape[d] for d in self.new_order)]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """Shuffle the gradient back: new dimensions are dropped, dropped ones come back."""
+        (g,) = output_grads
+        order: list = ["x"] * self.input_ndim
+        for out_dim, in_dim in enumerate(self.new_order):
+            if in_dim != "x":
+                order[in_dim] = out_dim
+        g = as_tensor(g)
+        return [DimShuffle(input_ndim=g.type.ndim, new_order=order)(g)]
 
     def __str__(self) -> str:
         if self.is_expand_dims:
@@ -403,6 +421,12 @@ class CAReduce(Op):
         axis = range(node.inputs[0].type.ndim) if self.axis is None else self.axis
         return [tuple(s for d, s in enumerate(ishape) if d not in axis)]
 
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """Reductions define their own rule (sum, prod, max, min); others have none."""
+        return _careduce_pullback(self, inputs, outputs, output_grads)
+
     def _axis_str(self) -> str:
         if self.axis is None:
             return "axes=None"
@@ -413,3 +437,111 @@ class CAReduce(Op):
         if name == "CAReduce":
             return f"CAReduce{{{self.scalar_op}, {self._axis_str()}}}"
         return f"{name}{{{self._axis_str()}}}"
+
+
+# --- gradients ----------------------------------------------------------------------------
+# Elemwise: the scalar op's pullback is built on scalar placeholders, then every scalar node
+# of it is replayed as an Elemwise on the tensors (the same rule serves fused Composites),
+# and summed over the dimensions the input was broadcast along.
+
+
+def _elemwise_pullback(
+    op: Elemwise, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+) -> list:
+    from arignote.gradient import _is_disconnected, _is_null, disconnected_type
+    from arignote.graph.traversal import io_toposort
+    from arignote.scalar.type import get_scalar_type
+    from arignote.tensor.basic import constant
+
+    s_inputs = [get_scalar_type(i.type.dtype)() for i in inputs]
+    s_outputs = [get_scalar_type(o.type.dtype)() for o in outputs]
+    s_grads = [g if _is_disconnected(g) else get_scalar_type(g.type.dtype)() for g in output_grads]
+    s_terms = op.scalar_op.pullback(s_inputs, s_outputs, s_grads)
+    mapping: dict = dict(zip(s_inputs, inputs))
+    mapping.update(zip(s_outputs, outputs))
+    mapping.update((s, g) for s, g in zip(s_grads, output_grads) if not _is_disconnected(g))
+    roots = [t for t in s_terms if isinstance(t, Variable) and not _is_disconnected(t) and not _is_null(t)]
+    for node in io_toposort(list(mapping), roots):
+        args = []
+        for v in node.inputs:
+            if v not in mapping:
+                if v.owner is not None or not hasattr(v, "data"):
+                    raise ValueError(f"{op.scalar_op}.pullback used {v}, which is not one of its inputs")
+                mapping[v] = constant(v.data, dtype=v.type.dtype)
+            args.append(mapping[v])
+        results = Elemwise(node.op)(*args, return_list=True)
+        mapping.update(zip(node.outputs, results))
+    terms = []
+    for x, t in zip(inputs, s_terms):
+        if t is None or _is_disconnected(t) or _is_null(t):
+            terms.append(disconnected_type() if t is None else t)
+            continue
+        if t in mapping:
+            g = mapping[t]
+        elif hasattr(t, "data"):
+            g = constant(t.data, dtype=t.type.dtype)
+        else:
+            raise ValueError(f"{op.scalar_op}.pullback returned {t}, not built from its inputs")
+        terms.append(_unbroadcast(as_tensor(g), x))
+    return terms
+
+
+def _unbroadcast(g: Variable, x: Variable) -> Variable:
+    """``g`` (shaped like the output) summed down to ``x``'s shape and cast to its dtype."""
+    from arignote.configdefaults import config
+    from arignote.tensor.math import cast, sum
+
+    axes = [d for d, (xs, gs) in enumerate(zip(x.type.shape, g.type.shape)) if xs == 1 and gs != 1]
+    if g.type.ndim < x.type.ndim:  # a broadcast constant result: give it x's dimensions
+        g = DimShuffle(
+            input_ndim=g.type.ndim, new_order=["x"] * (x.type.ndim - g.type.ndim) + list(range(g.type.ndim))
+        )(g)
+    if axes:
+        g = sum(g, axis=axes, keepdims=True)
+    dtype = x.type.dtype if np.dtype(x.type.dtype).kind in "fc" else config.floatX
+    return cast(g, dtype)
+
+
+def _careduce_pullback(
+    op: CAReduce, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+) -> list:
+    from arignote.gradient import _float_zeros_like, _is_disconnected, grad_not_implemented
+    from arignote.tensor import math as tm
+
+    (x,) = inputs
+    (out,) = outputs
+    (g,) = output_grads
+    if _is_disconnected(g):
+        return [g]
+    if np.dtype(out.type.dtype).kind in "biu" and np.dtype(x.type.dtype).kind in "biu":
+        return [_float_zeros_like(x)]
+    axes = tuple(range(x.type.ndim)) if op.axis is None else op.axis
+    order: list = []
+    kept = iter(range(out.type.ndim))
+    for d in range(x.type.ndim):
+        order.append("x" if d in axes else next(kept))
+
+    def expand(v: Variable) -> Variable:
+        return DimShuffle(input_ndim=v.type.ndim, new_order=order)(v) if axes else v
+
+    g_full = tm.second(x, expand(g))
+    name = op.scalar_op.name
+    if name == "add":
+        gx = g_full
+    elif name == "mul":
+        is_zero = tm.eq(x, 0)
+        n_zero = tm.sum(is_zero, axis=axes, keepdims=True)
+        prod_nonzero = tm.prod(tm.switch(is_zero, 1, x), axis=axes, keepdims=True)
+        # d prod / d x_i = prod of the others: P / x_i without zeros; the product of the
+        # nonzeros at the only zero; 0 wherever two or more zeros remain
+        gx = g_full * tm.switch(
+            tm.eq(n_zero, 0),
+            expand(out) / tm.switch(is_zero, 1, x),
+            tm.switch(tm.and_(tm.eq(n_zero, 1), is_zero), prod_nonzero, 0),
+        )
+    elif name in ("maximum", "minimum"):
+        # every position equal to the extremum gets the gradient (a subgradient)
+        gx = g_full * tm.eq(x, expand(out))
+    else:
+        return [grad_not_implemented(op, 0, x, f"no gradient rule for reductions with {op.scalar_op}")]
+    return [_unbroadcast(gx, x)]

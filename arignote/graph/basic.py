@@ -58,6 +58,22 @@ class Node:
         raise NotImplementedError(f"{type(self).__name__} must define get_parents")
 
 
+def _get_tag(self: Any) -> Scratchpad:
+    tag = self._tag
+    if tag is None:
+        tag = self._tag = Scratchpad()
+    return tag
+
+
+def _set_tag(self: Any, value: Scratchpad) -> None:
+    self._tag = value
+
+
+# ``tag`` is made on first use: most nodes and Variables never touch it, and building a
+# graph of 100k nodes should not pay for 100k empty scratchpads.
+_tag_property = property(_get_tag, _set_tag, doc="A free-form scratchpad, made on first use.")
+
+
 class Apply(Node):
     """One application of an :class:`~arignote.graph.op.Op` to input Variables.
 
@@ -118,17 +134,7 @@ class Apply(Node):
         node.trace = trace
         return node
 
-    @property
-    def tag(self) -> Scratchpad:
-        """A free-form scratchpad, made on first use (most nodes never need one)."""
-        tag = self._tag
-        if tag is None:
-            tag = self._tag = Scratchpad()
-        return tag
-
-    @tag.setter
-    def tag(self, value: Scratchpad) -> None:
-        self._tag = value
+    tag = _tag_property
 
     # -- accessors ------------------------------------------------------------------------
 
@@ -272,19 +278,7 @@ class Variable(Node):
         self.name = name
         self._tag = None
 
-    # ``tag`` is made on first use: most Variables never touch it, and building a graph
-    # of 100k nodes should not pay for 100k empty scratchpads.
-    @property
-    def tag(self) -> Scratchpad:
-        """A free-form scratchpad (made on first use)."""
-        tag = self._tag
-        if tag is None:
-            tag = self._tag = Scratchpad()
-        return tag
-
-    @tag.setter
-    def tag(self, value: Scratchpad) -> None:
-        self._tag = value
+    tag = _tag_property
 
     @property
     def auto_name(self) -> str:

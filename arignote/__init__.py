@@ -13,6 +13,7 @@ from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import Op
 from arignote.graph.type import Type
+from arignote.ifelse import ifelse
 from arignote.printing import debugprint, dprint, pprint, pydotprint
 
 __version__ = "0.1.0"
@@ -33,6 +34,7 @@ __all__ = [
     "dprint",
     "function",
     "get_mode",
+    "ifelse",
     "pprint",
     "pydotprint",
     "shared",

@@ -3,7 +3,11 @@
 ``grad`` walks the graph from the cost back to the inputs (iteratively: a chain 100,000
 nodes deep is fine), asks each Op for its pullback (the seeds' ``grad``/``L_op``, or
 PyTensor 3's ``pullback``), and adds up the terms reaching each Variable once, so a
-subexpression used several times is differentiated once.
+subexpression used several times is differentiated once. ``Rop`` pushes tangents forward
+with each Op's ``pushforward``/``R_op`` when every Op on the way has one, else it goes
+through two reverse passes. ``jacobian`` builds one batched reverse pass (the rows of
+the Jacobian are not built one by one), and ``verify_grad`` checks a gradient against
+central finite differences.
 
 >>> import arignote.tensor as pt
 >>> from arignote.gradient import grad
@@ -14,8 +18,9 @@ subexpression used several times is differentiated once.
 
 from __future__ import annotations
 
+import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,23 +28,46 @@ import numpy as np
 from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import NullType
+from arignote.graph.op import Op
 from arignote.graph.traversal import io_toposort
 from arignote.graph.type import Type
+from arignote.graph.utils import gc_paused
 
 __all__ = [
-    "DisconnectedType",
-    "disconnected_type",
+    "DisconnectedGrad",
     "DisconnectedInputError",
-    "NullTypeGradError",
+    "DisconnectedType",
+    "GradClip",
+    "GradScale",
     "GradientError",
-    "grad_undefined",
-    "grad_not_implemented",
-    "grad",
     "Lop",
+    "NullTypeGradError",
     "Rop",
+    "UndefinedGrad",
+    "ViewOp",
+    "ZeroGrad",
+    "disconnected_grad",
+    "disconnected_type",
+    "grad",
+    "grad_clip",
+    "grad_not_implemented",
+    "grad_scale",
+    "grad_undefined",
+    "hessian",
+    "hessian_vector_product",
+    "jacobian",
+    "numeric_grad",
     "pullback",
     "pushforward",
+    "pushforward_through_pullback",
+    "subgraph_grad",
+    "undefined_grad",
+    "verify_grad",
+    "zero_grad",
 ]
+
+
+# --- the "no gradient" Types and the errors -------------------------------------------------
 
 
 class DisconnectedType(Type):
@@ -59,9 +87,8 @@ class DisconnectedType(Type):
         return "DisconnectedType"
 
 
-def disconnected_type() -> Variable:
-    """A new Variable of :class:`DisconnectedType` (a "no gradient here" marker)."""
-    return DisconnectedType()()
+#: calling it, ``disconnected_type()``, makes a new "no gradient here" Variable
+disconnected_type = DisconnectedType()
 
 
 class DisconnectedInputError(ValueError):
@@ -73,7 +100,11 @@ class NullTypeGradError(TypeError):
 
 
 class GradientError(Exception):
-    """``verify_grad`` found the symbolic gradient disagreeing with finite differences."""
+    """``verify_grad`` found the symbolic gradient disagreeing with finite differences.
+
+    ``arg``: the input; ``err_pos``: the index of its worst element; ``val1``/``val2``:
+    the analytic and numeric gradients there; ``abs_err``/``rel_err``: their differences.
+    """
 
     def __init__(
         self,
@@ -95,29 +126,27 @@ class GradientError(Exception):
 
     def __str__(self) -> str:
         return (
-            f"GradientError: numeric gradient and analytic gradient differ for input {self.arg} "
-            f"(shape {self.shape}) at index {self.err_pos}: analytic {self.val1!r}, numeric "
-            f"{self.val2!r}, absolute error {self.abs_err!r} (tolerance {self.abs_tol}), "
-            f"relative error {self.rel_err!r} (tolerance {self.rel_tol})"
+            f"GradientError: the analytic and the numeric gradient differ for input {self.arg} "
+            f"(shape {self.shape}); worst at index {self.err_pos}: analytic {self.val1!r}, numeric "
+            f"{self.val2!r}, absolute error {self.abs_err:.3g} (tolerance {self.abs_tol:g}), "
+            f"relative error {self.rel_err:.3g} (tolerance {self.rel_tol:g})"
         )
-
-
-def _null(why: str) -> Variable:
-    return NullType(why)()
 
 
 def grad_undefined(op: Any, x_pos: int, x: Variable, comment: str = "") -> Variable:
     """The gradient of ``op`` with respect to its input ``x_pos`` is mathematically undefined."""
-    return _null(
-        f"This variable is NullType because the gradient of {op} with respect to input {x_pos} ({x}) is undefined. {comment}".strip()
-    )
+    return NullType(
+        f"This variable is NullType because the gradient of {op} with respect to input "
+        f"{x_pos} ({x}) is undefined. {comment}".strip()
+    )()
 
 
 def grad_not_implemented(op: Any, x_pos: int, x: Variable, comment: str = "") -> Variable:
     """The gradient of ``op`` with respect to its input ``x_pos`` exists but is not implemented."""
-    return _null(
-        f"This variable is NullType because the gradient of {op} with respect to input {x_pos} ({x}) is not implemented. {comment}".strip()
-    )
+    return NullType(
+        f"This variable is NullType because the gradient of {op} with respect to input "
+        f"{x_pos} ({x}) is not implemented. {comment}".strip()
+    )()
 
 
 def _is_disconnected(v: Any) -> bool:
@@ -135,10 +164,8 @@ def _is_discrete(v: Variable) -> bool:
 
 def _float_zeros_like(v: Variable) -> Variable:
     from arignote.tensor.alloc import zeros_like
-    from arignote.tensor.math import cast
 
-    z = zeros_like(v)
-    return cast(z, config.floatX) if _is_discrete(v) else z
+    return zeros_like(v, dtype=config.floatX if _is_discrete(v) else None)
 
 
 def _as_list(x: Any) -> tuple[list, bool]:
@@ -147,69 +174,144 @@ def _as_list(x: Any) -> tuple[list, bool]:
     return [x], False
 
 
+def _check_choice(name: str, value: Any, allowed: tuple) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+
+
+def _match_dtype(v: Variable, g: Variable) -> Variable:
+    """``g``, a gradient or tangent for ``v``, cast to ``v``'s dtype when both are floats
+    that differ (so a float32 graph keeps float32 gradients)."""
+    vd = getattr(v.type, "dtype", None)
+    gd = getattr(g.type, "dtype", None)
+    if vd is None or gd is None or vd == gd:
+        return g
+    if np.dtype(vd).kind in "fc" and np.dtype(gd).kind in "fc":
+        from arignote.tensor.math import cast
+
+        return cast(g, vd)
+    return g
+
+
 # --- the reverse pass ----------------------------------------------------------------------
 
 
-def _connection_pattern(node: Apply) -> list[list[bool]]:
+def _connection_pattern(node: Apply) -> list[list[bool]] | None:
+    """The Op's connection pattern, or ``None`` when it defines none (all connected)."""
     fn = getattr(node.op, "connection_pattern", None)
     if fn is None:
-        return [[True] * len(node.outputs) for _ in node.inputs]
+        scalar_op = getattr(node.op, "scalar_op", None)  # an Elemwise: its scalar op's
+        fn = getattr(scalar_op, "connection_pattern", None)
+        if fn is None:
+            return None
     pattern = fn(node)
     if len(pattern) != len(node.inputs) or any(len(row) != len(node.outputs) for row in pattern):
-        raise ValueError(f"{node.op}.connection_pattern gave a {len(pattern)}-row pattern for {node}")
+        raise ValueError(
+            f"{node.op}.connection_pattern must give one row per input ({len(node.inputs)}) of one "
+            f"entry per output ({len(node.outputs)}); got {pattern!r} for {node}"
+        )
     return pattern
 
 
-def _relevant_nodes(sources: Sequence[Variable], wrt: Sequence[Variable], blocked: set) -> list[Apply]:
+def _relevant_nodes(
+    sources: Sequence[Variable], wrt: Sequence[Variable], blocked: set
+) -> tuple[list[Apply], set]:
     """The nodes on paths from ``wrt`` to ``sources`` (dependencies first), not passing
-    through ``blocked`` variables (consider_constant)."""
-    order = io_toposort([*wrt, *blocked], sources)
+    through ``blocked`` Variables (consider_constant), and the Variables on those paths."""
+    order = io_toposort(blocked, sources)
     reach: set = set(wrt)
     nodes = []
     for node in order:
-        if any(i in reach for i in node.inputs):
-            nodes.append(node)
-            reach.update(node.outputs)
-    return nodes
+        for i in node.inputs:
+            if i in reach:
+                nodes.append(node)
+                reach.update(node.outputs)
+                break
+    return nodes, reach
 
 
-def _check_term(node: Apply, i: int, term: Any, connected: bool) -> Variable:
-    inp = node.inputs[i]
+_warned_no_pattern: set = set()
+
+
+def _check_term(node: Apply, i: int, term: Any, connected: bool, pattern: Any) -> Variable:
+    """``term`` after the Op contract's checks (raising a clear error on a violation)."""
+    op = node.op
     if term is None:
         raise TypeError(
-            f"{node.op}.pullback returned None for input {i} of {node}; return "
-            "disconnected_type() (not connected) or grad_not_implemented(...) instead"
+            f"{op}.pullback (grad) returned None for input {i} of {node}; return "
+            "disconnected_type() (not connected), zeros (a zero gradient) or "
+            "grad_undefined(...)/grad_not_implemented(...) instead"
         )
     if not isinstance(term, Variable):
         raise TypeError(
-            f"{node.op}.pullback returned {type(term).__name__} {term!r} for input {i}; expected a Variable"
+            f"{op}.pullback (grad) returned {type(term).__name__} {term!r} for input {i} of {node}; "
+            "expected a Variable"
         )
-    if _is_disconnected(term) or _is_null(term):
+    if _is_disconnected(term):
+        if connected:
+            if pattern is not None:
+                raise TypeError(
+                    f"{op}.pullback (grad) returned a DisconnectedType term for input {i} of {node}, "
+                    "but its connection_pattern says that input is connected to an output the cost "
+                    "depends on; return a (zero) gradient there, or fix connection_pattern"
+                )
+            if type(op) not in _warned_no_pattern:
+                _warned_no_pattern.add(type(op))
+                warnings.warn(
+                    f"{op}.pullback (grad) returned a DisconnectedType term for input {i}; give "
+                    f"{type(op).__name__} a connection_pattern method that says so",
+                    stacklevel=4,
+                )
+        return term
+    if _is_null(term):
         return term
     if not connected:
         raise TypeError(
-            f"{node.op}.connection_pattern says input {i} of {node} is disconnected, but its "
-            f"pullback returned {term}; return disconnected_type() there"
+            f"{op}.pullback (grad) returned {term} (of Type {term.type}) for input {i} of {node}, "
+            "but its connection_pattern says that input is not connected to any output the cost "
+            "depends on; return disconnected_type() there, or fix connection_pattern"
         )
     dtype = getattr(term.type, "dtype", None)
-    if dtype is not None and np.dtype(dtype).kind in "biu":
+    if dtype is not None and np.dtype(dtype).kind not in "fc":
         raise TypeError(
-            f"{node.op}.pullback returned an integer gradient ({term}, dtype {dtype}) for input {i} of {node}; "
-            "gradients must be floats (zero for integer-valued functions)"
+            f"{op}.pullback (grad) returned an integer-valued gradient ({term}, dtype {dtype}) for "
+            f"input {i} of {node}; gradients must be floats (a zero gradient for an "
+            "integer-valued function, grad_undefined for one defined only at integers)"
         )
+    inp = node.inputs[i]
     in_ndim = getattr(inp.type, "ndim", None)
     t_ndim = getattr(term.type, "ndim", None)
     if in_ndim is not None and t_ndim is not None and in_ndim != t_ndim:
         raise ValueError(
-            f"{node.op}.pullback returned a {t_ndim}-d gradient for the {in_ndim}-d input {i} of {node}"
+            f"{op}.pullback (grad) returned a {t_ndim}-d gradient term ({term.type}) for the "
+            f"{in_ndim}-d input {i} ({inp}: {inp.type}) of {node}"
         )
     return term
 
 
+def _check_zero(node: Apply, i: int, term: Variable) -> None:
+    """A term for an input reaching the cost only through integer-valued outputs must be
+    zero: raise if it is a nonzero constant."""
+    from arignote.tensor.basic import NotScalarConstantError, get_underlying_scalar_constant_value
+
+    try:
+        value = get_underlying_scalar_constant_value(term)
+    except (NotScalarConstantError, TypeError, ValueError):
+        return
+    if np.any(np.asarray(value) != 0):
+        raise ValueError(
+            f"{node.op}.pullback (grad) returned {term} (the constant {value}) for input {i} of "
+            f"{node}, which reaches the cost only through integer-valued outputs: its gradient "
+            "must be zero (or undefined / disconnected)"
+        )
+
+
 def _sum_terms(terms: list[Variable]) -> Variable:
-    nulls = [t for t in terms if _is_null(t)]
-    if nulls:
-        return nulls[0]
+    if len(terms) == 1:
+        return terms[0]
+    for t in terms:
+        if _is_null(t):
+            return t
     real = [t for t in terms if not _is_disconnected(t)]
     if not real:
         return terms[0]
@@ -223,41 +325,117 @@ def _sum_terms(terms: list[Variable]) -> Variable:
 def _backpropagate(
     seeds: dict[Variable, Variable], wrt: list[Variable], blocked: set
 ) -> dict[Variable, Variable]:
-    """Gradient terms reaching each Variable from ``seeds`` ({output: its gradient})."""
+    """The total gradient reaching each Variable on the paths from ``wrt`` to the
+    ``seeds`` (``{variable: its known gradient}``); a seeded Variable keeps its seed."""
+    with gc_paused():  # building allocates many objects and frees none
+        return _backpropagate_nodes(seeds, wrt, blocked)
+
+
+def _backpropagate_nodes(
+    seeds: dict[Variable, Variable], wrt: list[Variable], blocked: set
+) -> dict[Variable, Variable]:
+    from arignote.tensor.elemwise import CAReduce, Elemwise, _careduce_pullback, _elemwise_pullback
+
+    elemwise_pullback = Elemwise.pullback
+    careduce_pullback = CAReduce.pullback
     terms: dict[Variable, list[Variable]] = {v: [g] for v, g in seeds.items()}
-    nodes = _relevant_nodes(list(seeds), wrt, blocked)
+    nodes, reach = _relevant_nodes(list(seeds), wrt, blocked)
+    memo: dict = {}  # shared by the Elemwise replays: one node per (op, inputs)
     for node in reversed(nodes):
-        out_grads = []
-        any_connected = False
-        for out in node.outputs:
+        outputs = node.outputs
+        out_grads: list = []
+        out_connected: list = []
+        out_null: list = []
+        for out in outputs:
             ts = terms.get(out)
             if ts is None:
                 out_grads.append(disconnected_type())
+                out_connected.append(False)
+                out_null.append(False)
                 continue
-            g = _sum_terms(ts)
+            g = ts[0] if len(ts) == 1 else _sum_terms(ts)
             if _is_disconnected(g):
                 out_grads.append(g)
+                out_connected.append(False)
+                out_null.append(False)
                 continue
-            any_connected = True
-            if _is_discrete(out) and not _is_null(g):
-                g = _float_zeros_like(out)  # an integer-valued output: zero gradient
+            out_connected.append(True)
+            if _is_null(g):
+                out_null.append(True)
+            else:
+                out_null.append(False)
+                if _is_discrete(out):
+                    g = _float_zeros_like(out)  # integer-valued: f(x + eps) == f(x)
+                else:
+                    g = _match_dtype(out, g)
             out_grads.append(g)
-        if not any_connected:
+        if not any(out_connected):
             continue
+        inputs = node.inputs
         pattern = _connection_pattern(node)
-        in_grads = node.op.pullback(list(node.inputs), list(node.outputs), out_grads)
-        if not isinstance(in_grads, (list, tuple)) or len(in_grads) != len(node.inputs):
-            n = len(in_grads) if isinstance(in_grads, (list, tuple)) else type(in_grads).__name__
-            raise ValueError(
-                f"{node.op}.pullback must return one term per input ({len(node.inputs)}), got {n} for {node}"
-            )
-        for i, (inp, term) in enumerate(zip(node.inputs, in_grads)):
-            if inp in blocked:
+        if pattern is None:
+            in_connected = [True] * len(inputs)
+            only_null = [all(n for c, n in zip(out_connected, out_null) if c)] * len(inputs)
+            only_int = [all(_is_discrete(o) for c, o in zip(out_connected, outputs) if c)] * len(inputs)
+        else:
+            in_connected = [any(p and c for p, c in zip(row, out_connected)) for row in pattern]
+            only_null = [
+                not any(p and c and not n for p, c, n in zip(row, out_connected, out_null)) for row in pattern
+            ]
+            only_int = [
+                not any(p and c and not _is_discrete(o) for p, c, o in zip(row, out_connected, outputs))
+                for row in pattern
+            ]
+        wanted = [c and (x in reach) and x not in seeds for x, c in zip(inputs, in_connected)]
+        if not any(wanted):
+            continue
+        if all(n for n, c in zip(only_null, in_connected) if c):
+            # every connected output has an undefined gradient: so do the connected inputs
+            null = next(g for g, n in zip(out_grads, out_null) if n)
+            for x, w in zip(inputs, wanted):
+                if w:
+                    terms.setdefault(x, []).append(null)
+            continue
+        op = node.op
+        fast = type(op).pullback is elemwise_pullback
+        if fast:
+            in_grads = _elemwise_pullback(op, inputs, outputs, out_grads, wanted, memo)
+        elif type(op).pullback is careduce_pullback:
+            in_grads = _careduce_pullback(op, inputs, outputs, out_grads, memo)
+        else:
+            call_inputs = list(inputs)
+            destroyed = {i for ins in getattr(op, "destroy_map", {}).values() for i in ins}
+            if destroyed:  # the rule may use a destroyed input: give it a copy
+                from arignote.tensor.math import tensor_copy
+
+                for i in destroyed:
+                    call_inputs[i] = tensor_copy(call_inputs[i])
+            in_grads = op.pullback(call_inputs, list(outputs), out_grads)
+            if not isinstance(in_grads, (list, tuple)) or len(in_grads) != len(inputs):
+                n = len(in_grads) if isinstance(in_grads, (list, tuple)) else type(in_grads).__name__
+                raise ValueError(
+                    f"{op}.pullback (grad) must return one gradient term per input "
+                    f"({len(inputs)}), got {n} for {node}"
+                )
+        for i, (x, term) in enumerate(zip(inputs, in_grads)):
+            if fast and not wanted[i]:
                 continue
-            connected = any(pattern[i][j] for j, g in enumerate(out_grads) if not _is_disconnected(g))
-            term = _check_term(node, i, term, connected)
-            terms.setdefault(inp, []).append(term)
-    return {v: _sum_terms(ts) for v, ts in terms.items()}
+            term = _check_term(node, i, term, in_connected[i], pattern)
+            if _is_disconnected(term):
+                continue
+            if not _is_null(term):
+                # an undefined output gradient makes the terms of the inputs behind it undefined
+                if pattern is None:
+                    null = next((g for g, n in zip(out_grads, out_null) if n), None)
+                else:
+                    null = next((g for g, n, p in zip(out_grads, out_null, pattern[i]) if n and p), None)
+                if null is not None:
+                    term = null
+                elif only_int[i]:
+                    _check_zero(node, i, term)
+            if wanted[i]:
+                terms.setdefault(x, []).append(term)
+    return {v: (ts[0] if len(ts) == 1 else _sum_terms(ts)) for v, ts in terms.items()}
 
 
 def grad(
@@ -273,46 +451,60 @@ def grad(
     """Symbolic gradient of the scalar ``cost`` with respect to ``wrt`` (a Variable or a
     list/tuple of them; the result has the same form).
 
-    ``consider_constant``: Variables treated as constants (no gradient through them).
-    ``known_grads``: ``{variable: its gradient}`` to start from (with or without a cost).
+    ``consider_constant``: Variables treated as constants (they get their gradient, but
+    nothing flows past them). ``known_grads``: ``{variable: its gradient}`` to start from
+    (with or without a cost); a Variable listed there has exactly that gradient.
     ``disconnected_inputs``: ``"raise"``/``"warn"``/``"ignore"`` for a ``wrt`` the cost
     does not depend on; ``return_disconnected``: what to return for it (``"zero"``,
     ``"none"`` or ``"disconnected"``). ``null_gradients``: ``"raise"`` (default) or
-    ``"return"`` for an undefined / not implemented gradient.
+    ``"return"`` for an undefined / not implemented gradient. ``add_names``: name each
+    gradient ``(dcost/dwrt)`` when both are named.
     """
-    from arignote.tensor.basic import as_tensor_variable
+    from arignote.tensor.basic import as_tensor_variable, constant
 
-    for name, value, allowed in (
-        ("disconnected_inputs", disconnected_inputs, ("raise", "warn", "ignore")),
-        ("return_disconnected", return_disconnected, ("zero", "none", "disconnected")),
-        ("null_gradients", null_gradients, ("raise", "return")),
-    ):
-        if value not in allowed:
-            raise ValueError(f"grad: {name} must be one of {allowed}, got {value!r}")
+    _check_choice("grad: disconnected_inputs", disconnected_inputs, ("raise", "warn", "ignore"))
+    _check_choice("grad: return_disconnected", return_disconnected, ("zero", "none", "disconnected"))
+    _check_choice("grad: null_gradients", null_gradients, ("raise", "return"))
     wrt_list, was_list = _as_list(wrt)
     for k, w in enumerate(wrt_list):
         if not isinstance(w, Variable):
             raise TypeError(f"grad: wrt[{k}] must be a Variable, got {type(w).__name__} {w!r}")
     seeds: dict[Variable, Variable] = {}
+    fresh: set = set()
     if cost is not None:
         if not isinstance(cost, Variable):
             raise TypeError(f"grad: cost must be a Variable, got {type(cost).__name__} {cost!r}")
         if getattr(cost.type, "ndim", 0) != 0:
             raise TypeError(f"grad: cost must be a scalar (0-d), got {cost.type}; sum it or use jacobian")
-        from arignote.tensor.alloc import ones_like
-
-        one = ones_like(cost)
-        seeds[cost] = _float_zeros_like(cost) if _is_discrete(cost) else one
+        if _is_discrete(cost):
+            seeds[cost] = _float_zeros_like(cost)
+        else:
+            seeds[cost] = constant(np.ones((), dtype=cost.type.dtype))
+        fresh.add(seeds[cost])
     for var, g in (known_grads or {}).items():
         if not isinstance(var, Variable):
-            raise TypeError(f"grad: known_grads keys must be Variables, got {var!r}")
+            raise TypeError(f"grad: known_grads keys must be Variables, got {type(var).__name__} {var!r}")
         if not isinstance(g, Variable):
             g = as_tensor_variable(g)
+        if not (_is_disconnected(g) or _is_null(g)):
+            gd = getattr(g.type, "dtype", None)
+            if gd is not None and np.dtype(gd).kind not in "fc":
+                raise TypeError(f"grad: known_grads[{var}] has the integer dtype {gd}; gradients are floats")
+            vn, gn = getattr(var.type, "ndim", None), getattr(g.type, "ndim", None)
+            if vn is not None and gn is not None and vn != gn:
+                raise ValueError(
+                    f"grad: known_grads[{var}] is {gn}-d ({g.type}) but {var} is {vn}-d ({var.type})"
+                )
+            g = _match_dtype(var, g)
         seeds[var] = g
     if not seeds:
         raise ValueError("grad needs a cost or known_grads")
     blocked = set(consider_constant or ())
+    for v in blocked:
+        if not isinstance(v, Variable):
+            raise TypeError(f"grad: consider_constant must hold Variables, got {type(v).__name__} {v!r}")
     grads = _backpropagate(seeds, wrt_list, blocked)
+    cost_name = cost.name if cost is not None and cost.name else "cost"
     results = []
     for k, w in enumerate(wrt_list):
         g = grads.get(w)
@@ -326,17 +518,19 @@ def grad(
                 )
             results.append(g)
             continue
-        if add_names and g.name is None and w.name is not None:
-            cost_name = cost.name if cost is not None and cost.name else "cost"
+        if add_names and g.name is None and w.name is not None and (g.owner is not None or g in fresh):
             g.name = f"(d{cost_name}/d{w.name})"
         results.append(g)
-    return results if was_list else results[0]
+    if not was_list:
+        return results[0]
+    return tuple(results) if isinstance(wrt, tuple) else results
 
 
-def _disconnected_result(w: Variable, k: int, policy: str, ret: str) -> Any:
+def _disconnected_result(w: Variable, k: int, policy: str, ret: str, what: str = "grad") -> Any:
     msg = (
-        f"grad: the cost does not depend on wrt[{k}] ({w}); it is disconnected from the graph. "
-        "Pass disconnected_inputs='ignore' (or 'warn') if that is expected."
+        f"{what}: the cost does not depend on wrt[{k}] ({w}); it is disconnected from the graph "
+        "(or reaches the cost only through non-differentiable operations). Pass "
+        "disconnected_inputs='ignore' (or 'warn') if that is expected."
     )
     if policy == "raise":
         raise DisconnectedInputError(msg)
@@ -350,7 +544,12 @@ def _disconnected_result(w: Variable, k: int, policy: str, ret: str) -> Any:
 
 
 def Lop(
-    f: Any, wrt: Any, eval_points: Any, consider_constant: Any = None, disconnected_inputs: str = "raise"
+    f: Any,
+    wrt: Any,
+    eval_points: Any,
+    consider_constant: Any = None,
+    disconnected_inputs: str = "raise",
+    return_disconnected: str = "zero",
 ) -> Any:
     """Vector-Jacobian product: ``eval_points`` (one per ``f``) times the Jacobian of ``f``
     with respect to ``wrt``."""
@@ -364,37 +563,780 @@ def Lop(
         consider_constant=consider_constant,
         known_grads=dict(zip(fs, evs)),
         disconnected_inputs=disconnected_inputs,
+        return_disconnected=return_disconnected,
     )
 
 
-pullback = Lop
-
-
-def Rop(
-    f: Any, wrt: Any, eval_points: Any, disconnected_outputs: str = "raise", return_disconnected: str = "zero"
+def pullback(
+    f: Any,
+    wrt: Any,
+    cotangents: Any,
+    consider_constant: Any = None,
+    disconnected_inputs: str = "raise",
+    return_disconnected: str = "zero",
 ) -> Any:
-    """Jacobian-vector product: the Jacobian of ``f`` w.r.t. ``wrt`` times ``eval_points``.
+    """PyTensor 3's name for :func:`Lop` (``cotangents`` are its ``eval_points``)."""
+    return Lop(f, wrt, cotangents, consider_constant, disconnected_inputs, return_disconnected)
 
-    Computed with two reverse passes (the transpose trick), which works for every Op
-    that has a pullback: ``J v = d/du (u^T J v)`` where ``u^T J = Lop(f, wrt, u)``.
+
+# --- forward mode ----------------------------------------------------------------------------
+
+
+class _NoPushforward(Exception):
+    """An Op on the path defines no pushforward / R_op (the fallback is used instead)."""
+
+
+def _pushforward_rule(op: Op) -> tuple[Callable, bool] | None:
+    """``(rule, seeds_spelling)`` for ``op``: its ``pushforward`` (gets DisconnectedType
+    tangents) or, failing that, its ``R_op`` (gets ``None``); ``None`` if it has neither."""
+    cls = type(op)
+    if cls.pushforward is not Op.pushforward:
+        return op.pushforward, False
+    if cls.R_op is not Op.R_op:
+        return op.R_op, True
+    return None
+
+
+def _check_tangent(node: Apply, j: int, t: Any) -> Any:
+    if t is None or _is_disconnected(t) or _is_null(t):
+        return t
+    if not isinstance(t, Variable):
+        raise TypeError(
+            f"{node.op}.pushforward (R_op) returned {type(t).__name__} {t!r} for output {j} of "
+            f"{node}; expected a Variable"
+        )
+    out = node.outputs[j]
+    on, tn = getattr(out.type, "ndim", None), getattr(t.type, "ndim", None)
+    if on is not None and tn is not None and on != tn:
+        raise ValueError(
+            f"{node.op}.pushforward (R_op) returned a {tn}-d tangent ({t.type}) for the {on}-d "
+            f"output {j} ({out.type}) of {node}"
+        )
+    return t
+
+
+def _pushforward_direct(fs: list, wrts: list, tangents: list, strict: bool) -> dict:
+    """Tangents of every Variable on the paths from ``wrts`` to ``fs``, through each Op's
+    own rule; raises ``_NoPushforward`` when an Op has none."""
+    nodes, _ = _relevant_nodes(fs, wrts, set())
+    rules = []
+    for node in nodes:
+        rule = _pushforward_rule(node.op)
+        if rule is None:
+            raise _NoPushforward(f"{node.op} defines neither pushforward nor R_op (in {node})")
+        rules.append(rule)
+    tan: dict = dict(zip(wrts, tangents))
+    for node, (rule, seeds_spelling) in zip(nodes, rules):
+        ts = [tan.get(i) for i in node.inputs]
+        if all(t is None for t in ts):
+            continue
+        nulls = [t for t in ts if _is_null(t)]
+        if nulls:  # an undefined tangent in: undefined tangents out
+            for o in node.outputs:
+                tan[o] = nulls[0]
+            continue
+        if seeds_spelling:
+            args = ts
+        else:
+            args = [disconnected_type() if t is None else t for t in ts]
+        try:
+            outs = (
+                rule(list(node.inputs), list(node.outputs), args)
+                if not seeds_spelling
+                else rule(list(node.inputs), args)
+            )
+        except NotImplementedError as err:
+            if strict:
+                raise
+            raise _NoPushforward(str(err)) from err
+        if not isinstance(outs, (list, tuple)) or len(outs) != len(node.outputs):
+            n = len(outs) if isinstance(outs, (list, tuple)) else type(outs).__name__
+            raise ValueError(
+                f"{node.op}.pushforward (R_op) must return one tangent per output "
+                f"({len(node.outputs)}), got {n} for {node}"
+            )
+        for j, (o, t) in enumerate(zip(node.outputs, outs)):
+            t = _check_tangent(node, j, t)
+            if t is None or _is_disconnected(t):
+                continue
+            tan[o] = t if _is_null(t) else _match_dtype(o, t)
+    return tan
+
+
+def pushforward_through_pullback(
+    outputs: Sequence[Variable],
+    inputs: Sequence[Variable],
+    tangents: Sequence[Variable],
+    disconnected_outputs: str = "raise",
+    return_disconnected: str = "zero",
+) -> list:
+    """Jacobian-vector products through two reverse passes (the transpose trick):
+    ``J v = d/du (u^T J v)`` where ``u^T J`` is the pullback of a placeholder ``u``.
+    Works for every Op that has a pullback."""
+    fs, wrts, ts = list(outputs), list(inputs), list(tangents)
+    tan = _through_pullback(fs, wrts, ts)
+    return [
+        _pushforward_result(f, k, tan.get(f), disconnected_outputs, return_disconnected)
+        for k, f in enumerate(fs)
+    ]
+
+
+def _through_pullback(fs: list, wrts: list, ts: list) -> dict:
+    from arignote.tensor.alloc import zeros_like
+
+    # The cotangents only carry the linear dependence; zeros shaped like the outputs (not
+    # new root Variables) keep the result free of inputs that would need a value.
+    us = [zeros_like(f, dtype=_seed_dtype(f)) for f in fs]
+    vjp = grad(
+        None, wrts, known_grads=dict(zip(fs, us)), disconnected_inputs="ignore", return_disconnected="none"
+    )
+    known: dict = {}
+    for g, t in zip(vjp, ts):
+        if g is None or t is None or _is_disconnected(t):
+            continue
+        known[g] = known[g] + t if g in known else t
+    if not known:
+        return {}
+    jvps = grad(None, us, known_grads=known, disconnected_inputs="ignore", return_disconnected="none")
+    return {f: j for f, j in zip(fs, jvps) if j is not None}
+
+
+def _pushforward_result(f: Variable, k: int, t: Any, policy: str, ret: str) -> Any:
+    if t is not None and not _is_disconnected(t):
+        return t
+    msg = (
+        f"pushforward (Rop): output {k} ({f}) does not depend on any of wrt (or only through "
+        "non-differentiable operations). Pass disconnected_outputs='ignore' (or 'warn') if that "
+        "is expected."
+    )
+    if policy == "raise":
+        raise DisconnectedInputError(msg)
+    if policy == "warn":
+        warnings.warn(msg, stacklevel=3)
+    if ret == "zero":
+        return _float_zeros_like(f)
+    if ret == "none":
+        return None
+    return disconnected_type()
+
+
+def pushforward(
+    f: Any,
+    wrt: Any,
+    tangents: Any,
+    disconnected_outputs: str = "raise",
+    return_disconnected: str = "zero",
+    use_op_pushforward: bool | None = None,
+) -> Any:
+    """Jacobian-vector product: the Jacobian of ``f`` with respect to ``wrt`` times
+    ``tangents`` (one per ``wrt``, shaped like it). The result has ``f``'s form.
+
+    ``use_op_pushforward``: ``None`` (default) uses the Ops' own ``pushforward``/``R_op``
+    when every Op between ``wrt`` and ``f`` has one and otherwise two reverse passes
+    (:func:`pushforward_through_pullback`); ``True`` requires the Ops' rules; ``False``
+    always takes the two reverse passes.
     """
+    from arignote.tensor.basic import as_tensor_variable
+
+    _check_choice("pushforward: disconnected_outputs", disconnected_outputs, ("raise", "warn", "ignore"))
+    _check_choice("pushforward: return_disconnected", return_disconnected, ("zero", "none", "disconnected"))
     fs, f_list = _as_list(f)
     wrts, _ = _as_list(wrt)
-    evs, _ = _as_list(eval_points)
-    if len(wrts) != len(evs):
-        raise ValueError(f"Rop: {len(wrts)} wrt but {len(evs)} eval_points")
-    us = [out.type() for out in fs]
-    vjp = grad(
-        None, wrts, known_grads=dict(zip(fs, us)), disconnected_inputs="ignore", return_disconnected="zero"
-    )
-    from arignote.tensor.math import sum as tsum
-
-    inner = None
-    for g, v in zip(vjp, evs):
-        term = tsum(g * v)
-        inner = term if inner is None else inner + term
-    results = grad(inner, us, disconnected_inputs="ignore", return_disconnected="zero")
+    ts, _ = _as_list(tangents)
+    if len(wrts) != len(ts):
+        raise ValueError(f"pushforward: {len(wrts)} wrt but {len(ts)} tangents")
+    for k, (w, t) in enumerate(zip(wrts, ts)):
+        if not isinstance(w, Variable):
+            raise TypeError(f"pushforward: wrt[{k}] must be a Variable, got {type(w).__name__} {w!r}")
+        if t is not None and not isinstance(t, Variable):
+            ts[k] = t = as_tensor_variable(t)
+        if t is not None and not _is_disconnected(t):
+            wn, tn = getattr(w.type, "ndim", None), getattr(t.type, "ndim", None)
+            if wn is not None and tn is not None and wn != tn:
+                raise ValueError(
+                    f"pushforward: tangent {k} is {tn}-d ({t.type}) but wrt[{k}] is {wn}-d ({w.type})"
+                )
+            ts[k] = _match_dtype(w, t)
+    tan = None
+    if use_op_pushforward is not False:
+        try:
+            tan = _pushforward_direct(fs, wrts, ts, strict=bool(use_op_pushforward))
+        except _NoPushforward as err:
+            if use_op_pushforward:
+                raise NotImplementedError(f"pushforward(use_op_pushforward=True): {err}") from None
+    if tan is None:
+        tan = _through_pullback(fs, wrts, [None if t is None else t for t in ts])
+        for w, t in zip(wrts, ts):  # an output that is one of wrt: its own tangent
+            tan.setdefault(w, t)
+    results = [
+        _pushforward_result(fv, k, tan.get(fv), disconnected_outputs, return_disconnected)
+        for k, fv in enumerate(fs)
+    ]
     return results if f_list else results[0]
 
 
-pushforward = Rop
+def Rop(
+    f: Any,
+    wrt: Any,
+    eval_points: Any,
+    disconnected_outputs: str = "raise",
+    return_disconnected: str = "zero",
+    use_op_rop_implementation: bool | None = None,
+) -> Any:
+    """Jacobian-vector product (the seeds' name for :func:`pushforward`): the Jacobian of
+    ``f`` with respect to ``wrt`` times ``eval_points``.
+
+    Uses each Op's ``R_op``/``pushforward`` when every Op on the way has one, else two
+    reverse passes (``use_op_rop_implementation=True``/``False`` forces either).
+    """
+    return pushforward(
+        f,
+        wrt,
+        eval_points,
+        disconnected_outputs=disconnected_outputs,
+        return_disconnected=return_disconnected,
+        use_op_pushforward=use_op_rop_implementation,
+    )
+
+
+# --- Jacobians and Hessians ------------------------------------------------------------------
+
+
+def _shape_entries(v: Variable) -> list:
+    """``v``'s shape as Python ints where static, else 0-d int64 Variables."""
+    from arignote.tensor.shape import shape_i
+
+    return [s if s is not None else shape_i(v, d) for d, s in enumerate(v.type.shape)]
+
+
+def _product(entries: Sequence[Any]) -> Any:
+    if all(isinstance(e, int) for e in entries):
+        return math.prod(entries)
+    from arignote.tensor.math import mul
+
+    out: Any = 1
+    for e in entries:
+        out = e if isinstance(out, int) and out == 1 else mul(out, e)
+    return out
+
+
+def jacobian(
+    expression: Any,
+    wrt: Any,
+    consider_constant: Sequence[Variable] | None = None,
+    disconnected_inputs: str = "raise",
+    vectorize: bool = True,
+) -> Any:
+    """The Jacobian of ``expression`` (any rank) with respect to ``wrt`` (a Variable or a
+    list of them): shaped ``expression.shape + wrt.shape``.
+
+    With ``vectorize`` (the default) it is one batched reverse pass: the pullback of a
+    placeholder cotangent is built once and then batched over the rows of an identity
+    matrix (see :func:`arignote.tensor.batching.vectorize_graph`), so the graph does not
+    grow with the number of outputs. ``vectorize=False`` builds one pullback per output
+    element (a Python loop; the expression's size must be known statically).
+    """
+    from arignote.tensor.basic import as_tensor_variable
+
+    expression = as_tensor_variable(expression)
+    wrt_list, was_list = _as_list(wrt)
+    if expression.type.ndim == 0:
+        return grad(
+            expression, wrt, consider_constant=consider_constant, disconnected_inputs=disconnected_inputs
+        )
+    if vectorize:
+        results = _jacobian_batched(expression, wrt_list, consider_constant, disconnected_inputs)
+    else:
+        results = _jacobian_loop(expression, wrt_list, consider_constant, disconnected_inputs)
+    return results if was_list else results[0]
+
+
+def _seed_dtype(v: Variable) -> str:
+    return v.type.dtype if np.dtype(v.type.dtype).kind in "fc" else config.floatX
+
+
+def _jacobian_batched(
+    expression: Variable, wrt_list: list, consider_constant: Any, disconnected_inputs: str
+) -> list:
+    from arignote.tensor.alloc import eye
+    from arignote.tensor.batching import broadcast_batch, vectorize_graph
+    from arignote.tensor.shape import reshape
+    from arignote.tensor.type import TensorType
+
+    dtype = _seed_dtype(expression)
+    u = TensorType(dtype, expression.type.shape)("cotangent")
+    gs = grad(
+        None,
+        wrt_list,
+        consider_constant=consider_constant,
+        known_grads={expression: u},
+        disconnected_inputs=disconnected_inputs,
+        return_disconnected="zero",
+        add_names=False,
+    )
+    out_shape = _shape_entries(expression)
+    n = _product(out_shape)
+    seed = eye(n, dtype=dtype)
+    if expression.type.ndim != 1:
+        seed = reshape(seed, [n, *out_shape])
+    batched = vectorize_graph(gs, {u: seed})
+    results = []
+    for g, b, w in zip(gs, batched, wrt_list):
+        if b is None:  # the gradient does not depend on the cotangent (it is zero)
+            b = broadcast_batch(g, n)
+        if expression.type.ndim != 1:
+            b = reshape(b, [*out_shape, *_shape_entries(w)])
+        results.append(b)
+    return results
+
+
+def _jacobian_loop(
+    expression: Variable, wrt_list: list, consider_constant: Any, disconnected_inputs: str
+) -> list:
+    from arignote.tensor.basic import constant
+    from arignote.tensor.join import stack
+    from arignote.tensor.shape import reshape
+
+    shape = expression.type.shape
+    if any(s is None for s in shape):
+        raise ValueError(
+            f"jacobian(vectorize=False) needs the static shape of the expression, got {expression.type}; "
+            "use vectorize=True (the default)"
+        )
+    n = math.prod(shape)
+    dtype = _seed_dtype(expression)
+    rows: list[list] = [[] for _ in wrt_list]
+    for k in range(n):
+        onehot = np.zeros(n, dtype=dtype)
+        onehot[k] = 1
+        gs = grad(
+            None,
+            wrt_list,
+            consider_constant=consider_constant,
+            known_grads={expression: constant(onehot.reshape(shape))},
+            disconnected_inputs=disconnected_inputs,
+            add_names=False,
+        )
+        for r, g in zip(rows, gs):
+            r.append(g)
+    results = []
+    for r, w in zip(rows, wrt_list):
+        j = stack(r) if n else None
+        if j is None:
+            from arignote.tensor.alloc import zeros
+
+            j = zeros([0, *_shape_entries(w)], dtype=_seed_dtype(w))
+        results.append(reshape(j, [*shape, *_shape_entries(w)]) if expression.type.ndim != 1 else j)
+    return results
+
+
+def hessian(
+    cost: Variable,
+    wrt: Any,
+    consider_constant: Sequence[Variable] | None = None,
+    disconnected_inputs: str = "raise",
+) -> Any:
+    """The Hessian of the scalar ``cost`` with respect to ``wrt`` (a Variable of any rank,
+    or a list: one Hessian each), shaped ``wrt.shape + wrt.shape``; a batched
+    :func:`jacobian` of the gradient."""
+    wrt_list, was_list = _as_list(wrt)
+    results = []
+    for w in wrt_list:
+        g = grad(cost, w, consider_constant=consider_constant, disconnected_inputs=disconnected_inputs)
+        results.append(
+            jacobian(g, w, consider_constant=consider_constant, disconnected_inputs=disconnected_inputs)
+        )
+    return results if was_list else results[0]
+
+
+def hessian_vector_product(cost: Variable, wrt: Any, p: Any, **grad_kwargs: Any) -> Any:
+    """``H p``: the Hessian of ``cost`` with respect to ``wrt`` times ``p`` (one per
+    ``wrt``), without forming the Hessian: the gradient of ``sum(grad(cost) * p)``."""
+    from arignote.tensor.basic import as_tensor_variable
+    from arignote.tensor.math import sum as tsum
+
+    wrt_list, was_list = _as_list(wrt)
+    ps, _ = _as_list(p)
+    if len(ps) != len(wrt_list):
+        raise ValueError(f"hessian_vector_product: {len(wrt_list)} wrt but {len(ps)} vectors p")
+    gs = grad(cost, wrt_list, **grad_kwargs)
+    inner = None
+    for g, v in zip(gs, ps):
+        term = tsum(g * as_tensor_variable(v))
+        inner = term if inner is None else inner + term
+    results = grad(inner, wrt_list, **grad_kwargs)
+    return results if was_list else results[0]
+
+
+# --- identity Ops that change only the backward pass ---------------------------------------
+
+
+class ViewOp(Op):
+    """Returns its input (a view of it); subclasses change only what the gradient does."""
+
+    __props__ = ()
+    view_map = {0: [0]}
+
+    def make_node(self, x: Any) -> Apply:
+        if not isinstance(x, Variable):
+            from arignote.tensor.basic import as_tensor_variable
+
+            x = as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        output_storage[0][0] = inputs[0]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        return [shapes[0]]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        return [output_grads[0]]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Any]
+    ) -> list:
+        t = tangents[0]
+        return [disconnected_type() if t is None else t]
+
+
+class ZeroGrad(ViewOp):
+    """Identity forward; a zero gradient backward."""
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        return [_float_zeros_like(inputs[0])]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Any]
+    ) -> list:
+        return [_float_zeros_like(inputs[0])]
+
+
+class UndefinedGrad(ViewOp):
+    """Identity forward; an undefined gradient backward (``grad`` raises through it)."""
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        return [grad_undefined(self, 0, inputs[0], "undefined_grad() marks it so")]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Any]
+    ) -> list:
+        return [grad_undefined(self, 0, inputs[0], "undefined_grad() marks it so")]
+
+
+class DisconnectedGrad(ViewOp):
+    """Identity forward; backward, the input counts as not used at all."""
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[False]]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        return [disconnected_type()]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Any]
+    ) -> list:
+        return [disconnected_type()]
+
+
+class GradClip(ViewOp):
+    """Identity forward; backward, the gradient is clipped to ``[lower, upper]``."""
+
+    __props__ = ("clip_lower_bound", "clip_upper_bound")
+
+    def __init__(self, clip_lower_bound: float, clip_upper_bound: float):
+        if not clip_lower_bound <= clip_upper_bound:
+            raise ValueError(
+                f"grad_clip: the lower bound {clip_lower_bound} is above the upper bound {clip_upper_bound}"
+            )
+        self.clip_lower_bound = clip_lower_bound
+        self.clip_upper_bound = clip_upper_bound
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        from arignote.tensor.math import clip
+
+        (g,) = output_grads
+        return [_match_dtype(inputs[0], clip(g, self.clip_lower_bound, self.clip_upper_bound))]
+
+
+class GradScale(ViewOp):
+    """Identity forward; backward, the gradient is multiplied by ``multiplier``."""
+
+    __props__ = ("multiplier",)
+
+    def __init__(self, multiplier: Any):
+        self.multiplier = multiplier
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        (g,) = output_grads
+        return [_match_dtype(inputs[0], g * self.multiplier)]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Any]
+    ) -> list:
+        (t,) = tangents
+        if t is None or _is_disconnected(t):
+            return [disconnected_type()]
+        return [_match_dtype(inputs[0], t * self.multiplier)]
+
+
+zero_grad_ = ZeroGrad()
+undefined_grad_ = UndefinedGrad()
+disconnected_grad_ = DisconnectedGrad()
+
+
+def zero_grad(x: Any) -> Variable:
+    """``x`` itself, whose gradient is zero (as if it were a constant, but connected)."""
+    return zero_grad_(x)
+
+
+def undefined_grad(x: Any) -> Variable:
+    """``x`` itself, whose gradient is undefined: ``grad`` through it raises."""
+    return undefined_grad_(x)
+
+
+def disconnected_grad(x: Any) -> Variable:
+    """``x`` itself, through which no gradient flows (the input counts as disconnected)."""
+    return disconnected_grad_(x)
+
+
+def grad_clip(x: Any, lower_bound: float, upper_bound: float) -> Variable:
+    """``x`` itself, whose gradient is clipped to ``[lower_bound, upper_bound]``.
+
+    >>> import arignote.tensor as pt
+    >>> x = pt.dscalar("x")
+    >>> float(grad(grad_clip(x, -1.0, 1.0) ** 2, x).eval({x: 3.0}))
+    1.0
+    """
+    return GradClip(lower_bound, upper_bound)(x)
+
+
+def grad_scale(x: Any, multiplier: Any) -> Variable:
+    """``x`` itself, whose gradient is multiplied by ``multiplier``."""
+    return GradScale(multiplier)(x)
+
+
+# --- gradients of a part of a graph -----------------------------------------------------------
+
+
+def subgraph_grad(
+    wrt: Sequence[Variable],
+    end: Sequence[Variable],
+    start: Mapping[Variable, Variable] | None = None,
+    cost: Variable | None = None,
+    details: bool = False,
+) -> tuple:
+    """Gradients of a part of a graph, to chain parts one after another (backpropagation
+    in stages).
+
+    ``start`` (``{variable: its known gradient}``) and/or ``cost`` are differentiated with
+    respect to ``wrt`` and ``end``, with nothing flowing past the ``end`` Variables.
+    Returns ``(wrt_grads, end_grads)``; ``end_grads`` serve as the next part's ``start``
+    (``dict(zip(end, end_grads))``). With ``details``, also the separate contributions of
+    ``start`` and ``cost`` (each a list over ``wrt + end`` without duplicates, or None).
+    """
+    if cost is None and not start:
+        raise ValueError("subgraph_grad needs a cost or start gradients")
+    wrt, end = list(wrt), list(end)
+    params = list(dict.fromkeys([*wrt, *end]))
+    start_grads = cost_grads = None
+    if start:
+        start_grads = grad(
+            None,
+            params,
+            known_grads=dict(start),
+            consider_constant=end,
+            disconnected_inputs="ignore",
+            return_disconnected="zero",
+        )
+    if cost is not None:
+        cost_grads = grad(
+            cost, params, consider_constant=end, disconnected_inputs="ignore", return_disconnected="zero"
+        )
+    if start_grads is None:
+        total = list(cost_grads)  # type: ignore[arg-type]
+    elif cost_grads is None:
+        total = list(start_grads)
+    else:
+        total = [a + b for a, b in zip(start_grads, cost_grads)]
+    by_param = dict(zip(params, total))
+    wrt_grads = [by_param[v] for v in wrt]
+    end_grads = [by_param[v] for v in end]
+    if details:
+        return wrt_grads, end_grads, start_grads, cost_grads
+    return wrt_grads, end_grads
+
+
+# --- checking gradients numerically -----------------------------------------------------------
+
+# Central differences: the truncation error is O(eps^2) and the rounding error about
+# (machine epsilon x |cost|) / eps; these steps balance the two for each precision.
+_TYPE_EPS = {"float64": 1e-6, "float32": 4e-3, "float16": 1e-1}
+# An element fails only when both its absolute and its relative error are above these.
+_TYPE_TOL = {"float64": 1e-4, "float32": 1e-2, "float16": 5e-2}
+
+
+class numeric_grad:
+    """Central finite-difference gradient of the scalar function ``f`` at the float
+    arrays ``pt``: ``gf[i]`` is shaped like ``pt[i]``.
+
+    ``eps`` defaults by the least precise dtype among ``pt``. Each element is moved by
+    ``+eps`` and ``-eps`` and divided by the step actually taken (after rounding).
+    """
+
+    type_eps = _TYPE_EPS
+
+    def __init__(self, f: Callable, pt: Sequence[np.ndarray], eps: float | None = None):
+        arrays = [np.array(p, copy=True) for p in pt]
+        for i, a in enumerate(arrays):
+            if a.dtype.name not in self.type_eps:
+                raise TypeError(
+                    f"numeric_grad: input {i} has dtype {a.dtype}; only real float inputs can be moved"
+                )
+        if eps is None:
+            eps = max(self.type_eps[a.dtype.name] for a in arrays)
+        self.eps = eps
+        self.gf = []
+        for a in arrays:
+            g = np.zeros(a.shape, dtype="float64")
+            flat = a.reshape(-1)  # a view: moving flat[j] moves a
+            gflat = g.reshape(-1)
+            for j in range(flat.size):
+                orig = flat[j]
+                flat[j] = orig + eps
+                hi = float(flat[j])
+                f_hi = float(np.asarray(f(*arrays), dtype="float64"))
+                flat[j] = orig - eps
+                lo = float(flat[j])
+                f_lo = float(np.asarray(f(*arrays), dtype="float64"))
+                flat[j] = orig
+                gflat[j] = (f_hi - f_lo) / (hi - lo)
+            self.gf.append(g)
+
+    @staticmethod
+    def abs_rel_err(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Absolute and relative differences of ``a`` and ``b`` (relative to the larger)."""
+        a = np.asarray(a, dtype="float64")
+        b = np.asarray(b, dtype="float64")
+        abs_err = np.abs(a - b)
+        scale = np.maximum(np.abs(a), np.abs(b))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel_err = np.where(scale > 0, abs_err / np.where(scale > 0, scale, 1.0), 0.0)
+        return abs_err, rel_err
+
+    def worst(
+        self, analytic: Sequence[np.ndarray], abs_tol: float, rel_tol: float
+    ) -> tuple[float, int, tuple, float, float, float, float] | None:
+        """The element that fails by the largest margin: ``(margin, input, index, analytic,
+        numeric, abs_err, rel_err)``, or ``None`` if none fails."""
+        best = None
+        for i, (a, n) in enumerate(zip(analytic, self.gf)):
+            a = np.asarray(a, dtype="float64").reshape(n.shape)
+            abs_err, rel_err = self.abs_rel_err(a, n)
+            bad = ~((abs_err <= abs_tol) | (rel_err <= rel_tol))  # NaN fails too
+            if not bad.any():
+                continue
+            margin = np.where(bad, np.fmin(abs_err / abs_tol, rel_err / rel_tol), -1.0)
+            margin = np.where(np.isnan(margin) & bad, np.inf, margin)
+            flat = int(np.argmax(margin))
+            pos = np.unravel_index(flat, n.shape)
+            m = float(margin.reshape(-1)[flat])
+            if best is None or m > best[0]:
+                best = (
+                    m,
+                    i,
+                    tuple(int(p) for p in pos),
+                    float(a[pos]),
+                    float(n[pos]),
+                    float(abs_err[pos]),
+                    float(rel_err[pos]),
+                )
+        return best
+
+
+def verify_grad(
+    fun: Callable,
+    pt: Sequence[Any],
+    n_tests: int = 2,
+    rng: Any = None,
+    eps: float | None = None,
+    out_type: str | None = None,
+    abs_tol: float | None = None,
+    rel_tol: float | None = None,
+    mode: Any = None,
+    cast_to_output_type: bool = False,
+    no_debug_ref: bool = True,
+) -> None:
+    """Check the symbolic gradient of ``fun`` at the point ``pt`` against central finite
+    differences; raise :class:`GradientError` (naming the worst element) if they differ.
+
+    ``fun`` takes one symbolic tensor per array of ``pt`` and returns one tensor. The
+    cost checked is ``sum(fun(*pt) * r)`` for a random projection ``r`` (``n_tests``
+    different ones, drawn from ``rng``). ``eps`` and the tolerances default by dtype
+    (float64: 1e-6 and 1e-4, float32: 4e-3 and 1e-2); an element fails when its absolute
+    error is above ``abs_tol`` and its relative error above ``rel_tol``. ``mode`` is
+    passed to ``function``. ``out_type``, ``cast_to_output_type`` and ``no_debug_ref`` are
+    accepted for PyTensor compatibility.
+    """
+    from arignote.compile.function import function
+    from arignote.tensor.basic import as_tensor_variable
+    from arignote.tensor.math import sum as tsum
+    from arignote.tensor.type import TensorType
+
+    if not isinstance(pt, (list, tuple)):
+        raise TypeError(f"verify_grad: pt must be a list of arrays, got {type(pt).__name__}")
+    arrays = [np.array(p) for p in pt]
+    for i, a in enumerate(arrays):
+        if a.dtype.name not in _TYPE_EPS:
+            raise TypeError(
+                f"verify_grad: input {i} has dtype {a.dtype}; only real float inputs can be checked "
+                "(give float arrays)"
+            )
+    if rng is None:
+        rng = np.random.default_rng(20240917)
+    symbolic = [
+        TensorType(a.dtype.name, tuple(1 if s == 1 else None for s in a.shape))(f"input {i}")
+        for i, a in enumerate(arrays)
+    ]
+    out = fun(*symbolic)
+    if isinstance(out, (list, tuple)):
+        if len(out) != 1:
+            raise TypeError(f"verify_grad: fun must return one tensor, got {len(out)}")
+        (out,) = out
+    out = as_tensor_variable(out)
+    if np.dtype(out.type.dtype).kind not in "f":
+        raise TypeError(f"verify_grad: fun returned {out.type}; its output must be a real float tensor")
+    dtypes = [a.dtype.name for a in arrays] + [out.type.dtype]
+    if eps is None:
+        eps = max(_TYPE_EPS.get(d, 1e-6) for d in dtypes)
+    if abs_tol is None:
+        abs_tol = max(_TYPE_TOL.get(d, 1e-4) for d in dtypes)
+    if rel_tol is None:
+        rel_tol = max(_TYPE_TOL.get(d, 1e-4) for d in dtypes)
+    out_fn = function(symbolic, out, mode=mode, on_unused_input="ignore")
+    out_shape = np.shape(out_fn(*arrays))
+    proj = TensorType(out.type.dtype, tuple(1 if s == 1 else None for s in out_shape))("random_projection")
+    cost = tsum(out * proj)
+    cost_fn = function([*symbolic, proj], cost, mode=mode, on_unused_input="ignore")
+    grads = grad(cost, symbolic, disconnected_inputs="ignore")
+    grad_fn = function([*symbolic, proj], grads, mode=mode, on_unused_input="ignore")
+    for _ in range(n_tests):
+        r = np.asarray(rng.uniform(0.5, 1.5, size=out_shape), dtype=out.type.dtype)
+        analytic = grad_fn(*arrays, r)
+        numeric = numeric_grad(lambda *xs, r=r: cost_fn(*xs, r), arrays, eps)
+        worst = numeric.worst(analytic, abs_tol, rel_tol)
+        if worst is not None:
+            _, i, pos, a_val, n_val, abs_err, rel_err = worst
+            raise GradientError(i, pos, arrays[i].shape, a_val, n_val, abs_err, rel_err, abs_tol, rel_tol)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from typing import Any
@@ -28,9 +29,11 @@ class Function:
     """A compiled function: call it with values for its inputs (by position or name).
 
     Inputs are checked against their Types (``Type.filter``; ``strict``/``allow_downcast``
-    per input), outputs are fresh arrays (never aliased to inputs or to each other unless
-    ``Out(borrow=True)``), and updates of shared variables are applied after all outputs
-    are computed. Calls from several threads are serialised, so each gets correct results.
+    per input), outputs are fresh arrays (an output may alias an input only when both are
+    borrowed: ``In(borrow=True)`` and ``Out(borrow=True)``; two outputs only when both are
+    borrowed), and updates of shared variables are applied after all outputs are
+    computed, all at once (``{a: b, b: a}`` swaps). Calls from several threads are
+    serialised, so each gets correct results.
     """
 
     def __init__(self, maker: Any, input_storage: list[Container], vm: Any, output_storage: list[list]):
@@ -42,36 +45,92 @@ class Function:
         self.trust_input = False
         self.profile = maker.profile
         self._lock = threading.Lock()
-        self._n_explicit = len(maker.inputs)
+        n_in = self._n_explicit = len(maker.inputs)
         self._names = {spec.name: k for k, spec in enumerate(maker.inputs) if spec.name is not None}
         self._defaults = [
             spec.value if getattr(spec, "has_value", False) else _MISSING for spec in maker.inputs
         ]
         n_out = maker.n_outputs
         self._borrow = [o.borrow for o in maker.outputs]
-        self._updates = [
-            (input_storage[dst].storage, out_idx)
-            for out_idx, dst in sorted(maker.fgraph.update_mapping.items())
-            if out_idx >= n_out
+        self._kind, self._keys = maker.output_kind
+        # what a call reads and writes, resolved once
+        self._input_cells = [c.storage for c in input_storage[:n_in]]
+        self._filters = [(c.storage, c.type.filter, c.strict, c.allow_downcast) for c in input_storage[:n_in]]
+        self._out_cells = output_storage[:n_out]
+        pairs = sorted((o, d) for o, d in maker.fgraph.update_mapping.items() if o >= n_out)
+        self._update_src = [output_storage[o] for o, _ in pairs]
+        self._update_dst = [input_storage[d].storage for _, d in pairs]
+        # An output must not alias the value of an input (unless both are borrowed) or of
+        # an update. A shared variable that is updated is not a guard: its old value is
+        # replaced after the call, so the output is the only one left holding it.
+        updated_shared = {d for _, d in pairs if d >= n_in}
+        spec_borrow = [bool(getattr(spec, "borrow", False)) for spec in maker.inputs]
+        self._guards = [
+            c.storage for k, c in enumerate(input_storage) if k not in updated_shared
+        ] + self._update_src
+        self._borrow_guards = [c.storage for k, c in enumerate(input_storage[:n_in]) if not spec_borrow[k]]
+        # an update value must not alias another input's or shared variable's value
+        self._all_cells = [c.storage for c in input_storage]
+        # explicit inputs an in-place node of the graph overwrites, and which are not
+        # ``mutable``: the value passed in is copied first, so the caller's array survives
+        destroyed = _destroyed_inputs(maker.fgraph)
+        self._protect = [
+            self._input_cells[k]
+            for k, var in enumerate(maker.fgraph.inputs[:n_in])
+            if var in destroyed and not maker.inputs[k].mutable
         ]
 
     # -- calling --------------------------------------------------------------------------
 
     def __call__(self, *args: Any, output_subset: list[int] | None = None, **kwargs: Any) -> Any:
         with self._lock:
-            t0 = time.perf_counter()
-            self._set_inputs(args, kwargs)
+            profile = self.profile
+            t0 = time.perf_counter() if profile is not None else 0.0
+            if kwargs or len(args) != self._n_explicit:
+                self._set_inputs(args, kwargs)
+            elif self.trust_input:
+                for cell, value in zip(self._input_cells, args):
+                    cell[0] = value
+            else:
+                filters = self._filters
+                for k, value in enumerate(args):
+                    cell, filter_, strict, allow_downcast = filters[k]
+                    try:
+                        cell[0] = filter_(value, strict, allow_downcast)
+                    except (TypeError, ValueError) as err:
+                        raise self._bad_input(k, value, err) from None
+            for cell in self._protect:
+                cell[0] = _copy_value(cell[0])
             self.vm()
             results = self._collect_outputs()
-            for cell, out_idx in self._updates:
-                cell[0] = self.output_storage[out_idx][0]
-            if self.profile is not None:
-                self.profile.record_call(time.perf_counter() - t0)
-            return self._package(results, output_subset)
+            if self._update_dst:
+                self._apply_updates()
+            if profile is not None:
+                profile.record_call(time.perf_counter() - t0)
+            if output_subset is not None:
+                return [results[k] for k in output_subset]
+            kind = self._kind
+            if kind == "single":
+                return results[0]
+            if kind == "dict":
+                return dict(zip(self._keys, results))
+            return results
 
     def _input_label(self, k: int) -> str:
         spec = self.maker.inputs[k]
         return f"input {k}" + (f" ({spec.name!r})" if spec.name else f" ({spec.variable})")
+
+    def _bad_input(self, k: int, value: Any, err: Exception) -> Exception:
+        container = self.input_storage[k]
+        msg = (
+            f"Bad {self._input_label(k)} of {self._label()}: expected Type {container.type}, "
+            f"got {_describe(value)}. {err}"
+        )
+        try:
+            return type(err)(msg)
+        except Exception:  # an exception class that needs other arguments
+            err.add_note(msg)
+            return err
 
     def _set_inputs(self, args: tuple, kwargs: dict) -> None:
         n = self._n_explicit
@@ -102,36 +161,123 @@ class Function:
                     value, strict=container.strict, allow_downcast=container.allow_downcast
                 )
             except (TypeError, ValueError) as err:
-                raise type(err)(
-                    f"Bad {self._input_label(k)} of {self._label()}: expected Type {container.type}, "
-                    f"got {_describe(value)}. {err}"
-                ) from None
+                raise self._bad_input(k, value, err) from None
 
     def _collect_outputs(self) -> list[Any]:
-        n_out = self.maker.n_outputs
-        cells = self.output_storage
-        results = []
-        guards = [c.storage[0] for c in self.input_storage] + [cells[k][0] for k in range(n_out, len(cells))]
-        for k in range(n_out):
-            value = cells[k][0]
-            if (
-                not self._borrow[k]
-                and isinstance(value, np.ndarray)
-                and (any(_overlaps(value, g) for g in guards) or any(_overlaps(value, r) for r in results))
-            ):
-                value = value.copy()
+        results: list[Any] = []
+        borrow = self._borrow
+        guards = self._guards
+        if len(guards) * len(self._out_cells) > _FEW_PAIRS:
+            return self._collect_outputs_many()
+        for k, cell in enumerate(self._out_cells):
+            value = cell[0]
+            if isinstance(value, np.ndarray):
+                if borrow[k]:
+                    value = self._unaliased_borrowed(value, results)
+                else:
+                    # loops, not any(...): this runs on every call
+                    for g in guards:
+                        if _overlaps(value, g[0]):
+                            value = value.copy()
+                            break
+                    else:
+                        for other in results:
+                            if _overlaps(value, other):
+                                value = value.copy()
+                                break
             results.append(value)
         return results
 
-    def _package(self, results: list[Any], output_subset: list[int] | None) -> Any:
-        kind, keys = self.maker.output_kind
-        if output_subset is not None:
-            return [results[k] for k in output_subset]
-        if kind == "single":
-            return results[0]
-        if kind == "dict":
-            return dict(zip(keys, results))
+    def _collect_outputs_many(self) -> list[Any]:
+        """:meth:`_collect_outputs` for many inputs: one pass over the inputs' values
+        collects the objects owning their memory; an output aliases one of them only if
+        it has the same owner (arrays whose memory is not NumPy's get the pairwise check)."""
+        results: list[Any] = []
+        borrow = self._borrow
+        owners: set[int] = set()
+        foreign = False
+        for g in self._guards:
+            value = g[0]
+            if isinstance(value, np.ndarray):
+                owner, numpy_owned = _owner(value)
+                owners.add(owner)
+                foreign = foreign or not numpy_owned
+        for k, cell in enumerate(self._out_cells):
+            value = cell[0]
+            if isinstance(value, np.ndarray):
+                if borrow[k]:
+                    value = self._unaliased_borrowed(value, results)
+                else:
+                    owner, numpy_owned = _owner(value)
+                    if owner in owners or (
+                        (foreign or not numpy_owned)
+                        and any(_overlaps(value, other) for other in [g[0] for g in self._guards] + results)
+                    ):
+                        value = value.copy()
+                        owner = id(value)
+                owners.add(owner)
+            results.append(value)
         return results
+
+    def _unaliased_borrowed(self, value: np.ndarray, results: list[Any]) -> np.ndarray:
+        """A borrowed output may alias borrowed inputs and outputs, and nothing else."""
+        borrow = self._borrow
+        others = [g[0] for g in self._borrow_guards] + [r for j, r in enumerate(results) if not borrow[j]]
+        if any(_overlaps(value, other) for other in others):
+            return value.copy()
+        return value
+
+    def _apply_updates(self) -> None:
+        """Store the new values of updated inputs, read all before any is stored (so that
+        updates may exchange values). A value that may alias another input's value (the
+        caller's array, another shared variable's) or another update's is copied."""
+        values = [cell[0] for cell in self._update_src]
+        dsts = self._update_dst
+        if len(values) * len(self._all_cells) > _FEW_PAIRS:
+            self._unalias_updates_many(values)
+        else:
+            for i, value in enumerate(values):
+                if isinstance(value, np.ndarray):
+                    dst = dsts[i]
+                    for cell in self._all_cells:
+                        if cell is not dst and _overlaps(value, cell[0]):
+                            values[i] = value.copy()
+                            break
+                    else:
+                        for other in values[:i]:
+                            if _overlaps(value, other):
+                                values[i] = value.copy()
+                                break
+        for cell, value in zip(dsts, values):
+            cell[0] = value
+
+    def _unalias_updates_many(self, values: list[Any]) -> None:
+        """:meth:`_apply_updates`' aliasing check in one pass over the inputs' values (see
+        :meth:`_collect_outputs_many`)."""
+        holders: dict[int, Any] = {}  # owner of the memory -> the one cell holding it, or _MANY
+        foreign = False
+        for cell in self._all_cells:
+            value = cell[0]
+            if isinstance(value, np.ndarray):
+                owner, numpy_owned = _owner(value)
+                holders[owner] = _MANY if owner in holders else cell
+                foreign = foreign or not numpy_owned
+        for i, value in enumerate(values):
+            if not isinstance(value, np.ndarray):
+                continue
+            dst = self._update_dst[i]
+            owner, numpy_owned = _owner(value)
+            holder = holders.get(owner)
+            if (holder is not None and holder is not dst) or (
+                (foreign or not numpy_owned)
+                and (
+                    any(c is not dst and _overlaps(value, c[0]) for c in self._all_cells)
+                    or any(_overlaps(value, other) for other in values[:i])
+                )
+            ):
+                value = values[i] = value.copy()
+                owner = id(value)
+            holders[owner] = _MANY  # later updates must not share it
 
     def _label(self) -> str:
         return f"function {self.name!r}" if self.name else "the function"
@@ -166,12 +312,13 @@ class Function:
         ``swap`` ``{old shared: new shared}`` makes the copy use other shared variables
         (same Types); ``delete_updates`` drops the updates; ``share_memory`` makes the copy
         use this function's input containers (so defaults and shared values are common).
+        ``profile`` is as in ``function`` (the copy is not profiled unless asked).
         """
-        import copy as _copy
+        from arignote.compile.maker import _make_profile
 
-        maker = _copy.copy(self.maker)
+        maker = copy.copy(self.maker)
         maker.name = name or self.name
-        maker.profile = profile if profile is not None else None
+        maker.profile = _make_profile(profile, maker.name)
         containers = list(self.input_storage) if share_memory else None
         if containers is None:
             containers = maker.input_containers()
@@ -231,5 +378,50 @@ class Function:
     __repr__ = __str__
 
 
+def _destroyed_inputs(fgraph: Any) -> set:
+    """The inputs of ``fgraph`` that a node overwrites (``destroy_map``), directly or
+    through views of them (``view_map``)."""
+    destroyed = set()
+    for node in fgraph.apply_nodes:
+        for ins in (getattr(node.op, "destroy_map", None) or {}).values():
+            for i in ins:
+                var = node.inputs[i]
+                while var.owner is not None:  # a view of a view of ... an input
+                    view_map = getattr(var.owner.op, "view_map", None) or {}
+                    src = view_map.get(var.owner.outputs.index(var))
+                    if not src:
+                        break
+                    var = var.owner.inputs[src[0]]
+                destroyed.add(var)
+    return destroyed
+
+
+def _copy_value(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    return copy.deepcopy(value)
+
+
+#: Below this many (value, guard) pairs, aliasing is checked pair by pair; above it, in one
+#: pass over the guards (see ``Function._collect_outputs_many``).
+_FEW_PAIRS = 16
+_MANY = object()
+
+
+def _owner(a: np.ndarray) -> tuple[int, bool]:
+    """``(id of the object owning a's memory, whether that object is an ndarray)``. Two
+    arrays whose memory NumPy owns can share memory only if they have the same owner."""
+    base = a.base
+    while base is not None:
+        if not isinstance(base, np.ndarray):
+            return id(base), False
+        a, base = base, base.base
+    return id(a), True
+
+
 def _overlaps(a: np.ndarray, b: Any) -> bool:
-    return isinstance(b, np.ndarray) and (a is b or np.may_share_memory(a, b))
+    """Whether ndarray ``a`` may share memory with ``b``. Two distinct arrays that both
+    own their memory (``base is None``) cannot, which spares the costlier check."""
+    return a is b or (
+        isinstance(b, np.ndarray) and (a.base is not None or b.base is not None) and np.may_share_memory(a, b)
+    )

@@ -85,6 +85,9 @@ def rebuild_collect_shared(
             raise TypeError(f"givens cannot replace the Constant {old}")
         if old in memo:
             raise ValueError(f"{old} appears twice in givens")
+        if not rebuild_strict and isinstance(new, Variable):
+            memo[old] = new  # any Type: the nodes using it are rebuilt (make_node)
+            continue
         try:
             memo[old] = old.type.filter_variable(new, allow_convert=True)
         except TypeError as err:
@@ -155,11 +158,13 @@ def function(
     (Variables or :class:`Out`; ``None`` for updates only), ``mode`` (a Mode or its name),
     ``updates`` (``{shared: expression}``, applied after all outputs are computed),
     ``givens`` (``{variable: replacement}``), ``no_default_updates``, ``name``,
-    ``rebuild_strict``, ``allow_input_downcast``, ``profile`` (True or a ProfileStats),
+    ``rebuild_strict`` (True: a replacement in ``givens`` must have the replaced Variable's
+    Type or one convertible to it; False: any Type, the nodes using it are rebuilt),
+    ``allow_input_downcast``, ``profile`` (True or a ProfileStats),
     ``on_unused_input`` (``"raise"``, ``"warn"`` or ``"ignore"``; default from config)
     and ``trust_input`` (skip input checks: faster, but wrong inputs are your problem).
     """
-    from arignote.compile.maker import FunctionMaker
+    from arignote.compile.maker import FunctionMaker, UnusedInputError
 
     if inputs is None:
         inputs = []
@@ -175,8 +180,19 @@ def function(
     seen: dict = {}
     for k, i in enumerate(ins):
         if i.variable in seen:
-            raise ValueError(f"Input {k} ({i.variable}) is the same Variable as input {seen[i.variable]}")
+            # UnusedInputError, as in PyTensor: the second occurrence could never be used
+            raise UnusedInputError(
+                f"Input {k} ({i.variable}) is the same Variable as input {seen[i.variable]}: "
+                "each Variable may be given only once in the inputs of function()"
+            )
         seen[i.variable] = k
+    given_keys = {id(old) for old, _ in _pairs(givens, "givens")}
+    for k, i in enumerate(ins):
+        if id(i.variable) in given_keys:
+            raise RuntimeError(
+                f"givens replaces {i.variable}, which is input {k} of the function: the value "
+                "passed for it would be ignored. Leave it out of the inputs, or out of givens."
+            )
     out_kind, out_list = _normalize_outputs(outputs)
     maker = FunctionMaker(
         ins,

@@ -30,14 +30,17 @@ class SymbolicInput:
         A Variable computing this input's next value (for shared variables / ``In``
         with ``value``); applied after every call, once all outputs are computed.
     mutable
-        The function may overwrite the value passed in (enables in-place ops on it).
+        The function may overwrite the value passed in (when the graph has an in-place
+        operation on this input; otherwise the value is copied before the call).
+        Default: True for an input with an ``update``, else False.
     strict
         Values must already be of exactly the Type (no conversion at all).
     allow_downcast
         Values may be converted with loss of precision (``None``: only Python floats to
         ``floatX``).
     borrow
-        Values are not copied (the function may alias them).
+        Values are not copied, and an output given as ``Out(..., borrow=True)`` may be the
+        very value passed in. Default: ``mutable`` (mutable and not borrowed is an error).
     """
 
     def __init__(
@@ -50,7 +53,7 @@ class SymbolicInput:
         allow_downcast: bool | None = None,
         autoname: bool = True,
         implicit: bool = False,
-        borrow: bool = False,
+        borrow: bool | None = None,
         shared: bool = False,
     ):
         if not isinstance(variable, Variable):
@@ -60,14 +63,27 @@ class SymbolicInput:
                 f"{variable} is a Constant: constants are part of the graph and cannot be "
                 "function inputs (use a Variable, or In(variable, value=...) for a default)"
             )
-        if update is not None and not isinstance(update, Variable):
-            raise TypeError(f"In(update=...) must be a Variable, got {update!r}")
+        if update is not None:
+            if not isinstance(update, Variable):
+                raise TypeError(f"In(update=...) must be a Variable, got {update!r}")
+            if not variable.type.in_same_class(update.type):
+                raise TypeError(
+                    f"The update of input {variable} has Type {update.type}, not one compatible "
+                    f"with the input's Type {variable.type}; cast it (e.g. update.astype(...))"
+                )
         self.variable = variable
         self.name = variable.name if (name is None and autoname) else name
+        if self.name is not None and not isinstance(self.name, str):
+            raise TypeError(f"The name of input {variable} must be a string, got {self.name!r}")
         self.update = update
-        self.mutable = bool(mutable) if mutable is not None else False
-        if self.mutable and borrow is False and mutable is not None:
-            borrow = True  # a mutable input is meant to be worked on in place
+        # an input with an update is state the function owns: mutable unless said otherwise
+        self.mutable = bool(mutable) if mutable is not None else update is not None
+        borrow = self.mutable if borrow is None else bool(borrow)
+        if self.mutable and not borrow:
+            raise ValueError(
+                f"Input {variable} (name={self.name!r}) has mutable=True and borrow=False: a mutable "
+                "input may be overwritten, hence also aliased; pass borrow=True (or leave it out)"
+            )
         self.strict = strict
         self.allow_downcast = allow_downcast
         self.implicit = implicit
@@ -114,11 +130,12 @@ class In(SymbolicInput):
             allow_downcast=allow_downcast,
             autoname=autoname,
             implicit=implicit,
-            borrow=bool(borrow) if borrow is not None else (bool(mutable) if mutable is not None else False),
+            borrow=borrow,
             shared=shared,
         )
-        self.value = None if value is In._NO_VALUE else value
-        self.has_value = value is not In._NO_VALUE
+        # ``value=None`` is "no default", as in PyTensor (None is no value of a tensor)
+        self.has_value = value is not In._NO_VALUE and value is not None
+        self.value = value if self.has_value else None
         if self.implicit and not self.has_value and not isinstance(variable, SharedVariable):
             raise TypeError(f"In({variable}, implicit=True) needs a value")
 

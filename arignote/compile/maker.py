@@ -63,7 +63,9 @@ class FunctionMaker:
             raise ValueError(f"on_unused_input must be 'raise', 'warn' or 'ignore', got {on_unused_input!r}")
 
         self.inputs, cuts = _cut_at_intermediate_inputs(self.inputs)
-        input_updates = [(k, i.update) for k, i in enumerate(self.inputs) if i.update is not None]
+        input_updates = [
+            (k, _check_input_update(i)) for k, i in enumerate(self.inputs) if i.update is not None
+        ]
         outs, shared_updates, shared_vars = rebuild_collect_shared(
             [o.variable for o in self.outputs] + [u for _, u in input_updates],
             givens=_pairs_with(givens, cuts),
@@ -137,7 +139,13 @@ class FunctionMaker:
             cell = [None]
             container = Container(var.type, cell, name=spec.name, strict=spec.strict, allow_downcast=allow)
             if isinstance(spec, In) and spec.has_value:
-                container.value = spec.value
+                try:
+                    container.value = spec.value
+                except (TypeError, ValueError) as err:
+                    raise type(err)(
+                        f"The default value of input {spec.name or var} is no value of its Type "
+                        f"{var.type}: {err}"
+                    ) from None
             containers.append(container)
         containers.extend(v.container for v in self.shared_inputs)
         return containers
@@ -190,6 +198,16 @@ def _cut_at_intermediate_inputs(specs: list[SymbolicInput]) -> tuple[list[Symbol
             spec.variable = root
         out.append(spec)
     return out, cuts
+
+
+def _check_input_update(spec: SymbolicInput) -> Variable:
+    """The update of an input, converted to the input's Type (e.g. given the static shape
+    the input has), so the value stored after a call is always one of that Type."""
+    var = spec.variable
+    try:
+        return var.type.filter_variable(spec.update, allow_convert=True)
+    except TypeError as err:
+        raise TypeError(f"The update of input {var} (Type {var.type}): {err}") from None
 
 
 def _pairs_with(givens: Any, cuts: dict) -> Any:

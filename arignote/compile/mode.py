@@ -17,8 +17,8 @@ from typing import Any
 
 from arignote.configdefaults import config
 from arignote.graph.fg import FunctionGraph
-from arignote.graph.rewriting.basic import apply_node_rewriters, merge_graph
-from arignote.graph.rewriting.db import rewrite_registry
+from arignote.graph.rewriting.basic import apply_node_rewriters, constant_folding, merge_graph
+from arignote.graph.rewriting.db import register_rewrite, rewrite_registry
 from arignote.link.vm import VMLinker
 
 __all__ = [
@@ -33,6 +33,10 @@ __all__ = [
     "predefined_modes",
     "predefined_linkers",
 ]
+
+# The graph-level rules every mode starts from (Op-specific rules register themselves next
+# to their Ops).
+register_rewrite("canonicalize", "fast_run", "fast_compile")(constant_folding)
 
 #: The compilation pipeline, in order: (stage name, what it is for).
 PIPELINE: list[tuple[str, str]] = [

@@ -123,16 +123,24 @@ def shared(
     borrow = kwargs.pop("borrow", False)
     if not borrow:
         value = copy.deepcopy(value)
-    errors = []
+    errors: list[TypeError] = []
     for ctor in reversed(_constructors):
         try:
             var = ctor(value, name=name, strict=strict, allow_downcast=allow_downcast, **kwargs)
         except TypeError as err:
-            errors.append(f"{getattr(ctor, '__name__', ctor)}: {err}")
+            errors.append(err)
             continue
         var.tag.is_shared = True  # a hint for printers
         return var
+    what = f"{type(value).__name__} {_short_repr(value)}"
+    if len(errors) == 1:  # the usual case (one constructor): its reason, as it said it
+        raise TypeError(f"shared({what}): {errors[0]}") from None
     raise TypeError(
-        f"No shared variable constructor accepts {type(value).__name__} {value!r}"
-        + (f" ({'; '.join(errors)})" if errors else "")
+        f"No shared variable constructor accepts {what}"
+        + (f" ({'; '.join(str(e) for e in errors)})" if errors else "")
     )
+
+
+def _short_repr(value: Any, limit: int = 80) -> str:
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -66,8 +66,30 @@ def describe_node_failure(node: Apply, values: Sequence[Any]) -> str:
         if shape is None and dtype is None:
             info += f", value of Python type {type(value).__name__}"
         lines.append(f"  input {i} ({var}): {info}")
+    lines.append("Debug print of the node (3 levels):")
+    lines.extend(_short_dprint(node))
     lines.append(f"Node created at: {format_site(node.trace)}")
     return "\n".join(lines)
+
+
+#: At most this many lines of the node's debug print go into an error note.
+_DPRINT_MAX_LINES = 20
+
+
+def _short_dprint(node: Apply) -> list[str]:
+    """The node and two levels of its inputs, as ``debugprint`` shows them (with Types),
+    cut to :data:`_DPRINT_MAX_LINES` lines. Never raises: it only decorates an error."""
+    try:
+        from arignote.printing import debugprint
+
+        text = debugprint(node, depth=3, print_type=True, file="str", print_inner_graphs=False)
+    except Exception as err:  # a printer bug must not hide the user's error
+        return [f"  (debugprint failed: {type(err).__name__}: {err})"]
+    lines = ["  " + line for line in text.rstrip("\n").splitlines()]
+    if len(lines) > _DPRINT_MAX_LINES:
+        cut = len(lines) - _DPRINT_MAX_LINES + 1
+        lines = [*lines[: _DPRINT_MAX_LINES - 1], f"  ... ({cut} more lines)"]
+    return lines
 
 
 def evaluate(outputs: Sequence[Variable], givens: Mapping[Any, Any], **kwargs: Any) -> list[Any]:

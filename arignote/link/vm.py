@@ -108,54 +108,152 @@ class VM:
     def _run_lazy(self) -> None:
         """Demand-driven evaluation: a node runs once the inputs it asks for are computed.
 
-        A lazy thunk returns the indices of inputs it still needs (or nothing when done);
-        the others need all their inputs. Nothing is computed that no output asks for.
+        Starting from the outputs' nodes, a stack of node indices: a non-lazy node whose
+        inputs (and the nodes ``fgraph.orderings()`` puts before it) are all computed
+        runs, else the nodes computing the missing ones are pushed. A lazy thunk
+        (``thunk.lazy``) is called instead, as often as needed: it returns the indices of
+        the inputs it still needs, and an empty list (or ``None``) once it has set its
+        outputs and their ``compute_map`` flags. Nothing is computed that no output asks
+        for. With ``allow_gc`` a value is dropped once every node using it has run
+        (``compute_map`` flag 2: gone, not to be recomputed), and whatever is left (a
+        value only an untaken branch also used) at the end of the call.
         """
-        compute_map, storage_map = self.compute_map, self.storage_map
+        plan = self.__dict__.get("_lazy_plan")
+        if plan is None:
+            plan = self._lazy_plan = self._make_lazy_plan()
+        roots, done, wait, in_flags, producers = plan[:5]
+        out_flags, out_cells, is_lazy, gc_in, gc_count, gc_cells = plan[5:]
         for cell in self._computed_cells:
             cell[0] = False
-        index = {node: k for k, node in enumerate(self.nodes)}
-        stack: list[Apply] = [
-            o.owner for o in self.fgraph.outputs if o.owner is not None and not compute_map[o][0]
-        ]
-        profile = self.profile
+        remaining = list(gc_count)
+        nodes, thunks, profile = self.nodes, self.thunks, self.profile
+        lazy_time: dict[int, float] = {}
+        stack = list(roots)
         while stack:
-            node = stack[-1]
-            if all(compute_map[o][0] for o in node.outputs):
+            k = stack[-1]
+            if done[k][0]:  # a node's outputs are flagged together: the first one tells
                 stack.pop()
                 continue
-            k = index[node]
-            thunk = self.thunks[k]
-            if getattr(thunk, "lazy", False):
-                needed = self._lazy_step(k, thunk)
-                pending = [node.inputs[i] for i in needed or () if not compute_map[node.inputs[i]][0]]
-                if not pending:
-                    if needed:
-                        continue  # asked for inputs already there: run again
-                    stack.pop()
-                    continue
-                stack.extend(v.owner for v in pending if v.owner is not None)
-                continue
-            pending = [v for v in node.inputs if not compute_map[v][0]]
-            if pending:
-                stack.extend(v.owner for v in pending if v.owner is not None)
+            missing = [p for f, p in wait[k] if not f[0]]
+            if missing:
+                self._lazy_push(k, missing, stack)
                 continue
             t0 = time.perf_counter() if profile is not None else 0.0
+            if is_lazy[k]:
+                needed = self._lazy_call(k, thunks[k], in_flags[k])
+                if profile is not None:
+                    lazy_time[k] = lazy_time.get(k, 0.0) + time.perf_counter() - t0
+                if needed:
+                    self._lazy_push(k, [producers[k][i] for i in needed], stack)
+                    continue
+                if profile is not None:
+                    profile.record_node(nodes[k], lazy_time.pop(k, 0.0), self.storage_map)
+            else:
+                try:
+                    thunks[k]()
+                except Exception as err:
+                    self._fail(k, err)
+                    raise
+                if profile is not None:
+                    profile.record_node(nodes[k], time.perf_counter() - t0, self.storage_map)
+            for cell in out_cells[k]:
+                if cell[0] is None:
+                    self._unset_output(k)
+            for f in out_flags[k]:
+                f[0] = True
+            stack.pop()
+            for g in gc_in[k]:
+                remaining[g] -= 1
+                if remaining[g] == 0:
+                    cell, flag = gc_cells[g]
+                    cell[0] = None
+                    if flag[0]:  # (an untaken branch's value was never computed)
+                        flag[0] = 2
+        for cell, _ in gc_cells:
+            cell[0] = None
+
+    def _lazy_push(self, k: int, missing: list, stack: list[int]) -> None:
+        for p in missing:
+            if p is None:  # a root Variable without a value: a linker bug, never a user's
+                node = self.nodes[k]
+                absent = [v for v in node.inputs if v.owner is None and not self.compute_map[v][0]]
+                raise RuntimeError(f"{node} needs {absent or 'an input'}, which has no value and no owner")
+            stack.append(p)
+
+    def _lazy_call(self, k: int, thunk: Callable, in_flags: list[list]) -> list[int]:
+        """Call a lazy thunk until it is done or asks for an input not computed yet."""
+        for _ in range(len(in_flags) + 2):
             try:
-                thunk()
+                needed = thunk()
             except Exception as err:
                 self._fail(k, err)
                 raise
-            if profile is not None:
-                profile.record_node(node, time.perf_counter() - t0, storage_map)
-            stack.pop()
+            if not needed:
+                return []
+            pending = [i for i in needed if not in_flags[i][0]]
+            if pending:
+                return pending
+        raise RuntimeError(
+            f"The lazy thunk of {self.nodes[k]} keeps asking for inputs that are already computed "
+            f"({list(needed)}) without setting its outputs"
+        )
 
-    def _lazy_step(self, k: int, thunk: Callable) -> Any:
-        try:
-            return thunk()
-        except Exception as err:
-            self._fail(k, err)
-            raise
+    def _make_lazy_plan(self) -> tuple:
+        """Per node index: what ``_run_lazy`` checks and does, computed once per VM."""
+        nodes, compute_map, storage_map = self.nodes, self.compute_map, self.storage_map
+        index = {node: k for k, node in enumerate(nodes)}
+        produced_by = {v: k for k, node in enumerate(nodes) for v in node.outputs}
+        orderings = self.fgraph.orderings() if hasattr(self.fgraph, "orderings") else {}
+        collectable = {id(cell) for clears in self.post_thunk_clear for cell in clears}
+        gc_index: dict[Variable, int] = {}
+        gc_cells: list[tuple[list, list]] = []
+        clients: list[set] = []
+        done, wait, in_flags, producers, out_flags, out_cells, is_lazy = [], [], [], [], [], [], []
+        for k, node in enumerate(nodes):
+            ins = [(compute_map[v], produced_by.get(v)) for v in node.inputs]
+            before = [
+                (compute_map[v], index[b]) for b in orderings.get(node, ()) if b in index for v in b.outputs
+            ]
+            lazy = bool(getattr(self.thunks[k], "lazy", False))
+            is_lazy.append(lazy)
+            # a lazy node asks for its inputs itself; the nodes ordered before it come first
+            wait.append(before if lazy else ins + before)
+            in_flags.append([f for f, _ in ins])
+            producers.append([p for _, p in ins])
+            out_flags.append([compute_map[v] for v in node.outputs])
+            out_cells.append([storage_map[v] for v in node.outputs])
+            done.append(out_flags[-1][0] if node.outputs else [True])
+            for v in (*node.inputs, *node.outputs):
+                if v not in gc_index and v.owner is not None and id(storage_map[v]) in collectable:
+                    gc_index[v] = len(gc_cells)
+                    gc_cells.append((storage_map[v], compute_map[v]))
+                    clients.append(set())
+            for v in node.inputs:
+                if v in gc_index:
+                    clients[gc_index[v]].add(k)
+        gc_in: list[list[int]] = [[] for _ in nodes]
+        gc_count = [len(c) for c in clients]
+        for g, users in enumerate(clients):
+            for k in users:
+                gc_in[k].append(g)
+        for v, g in gc_index.items():
+            if not clients[g]:  # an output nobody uses: dropped as soon as its node has run
+                gc_count[g] = 1
+                gc_in[produced_by[v]].append(g)
+        roots = [produced_by[o] for o in reversed(self.fgraph.outputs) if o in produced_by]
+        return (
+            roots,
+            done,
+            wait,
+            in_flags,
+            producers,
+            out_flags,
+            out_cells,
+            is_lazy,
+            gc_in,
+            gc_count,
+            gc_cells,
+        )
 
 
 class VMLinker:

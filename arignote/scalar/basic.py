@@ -16,11 +16,13 @@ output types preference (see :mod:`arignote.scalar.op`). Special functions are i
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from arignote.configdefaults import config
+from arignote.graph.basic import Variable
 from arignote.scalar.op import (
     BinaryScalarOp,
     ScalarOp,
@@ -42,14 +44,18 @@ from arignote.scalar.op import (
     upgrade_to_float_no_complex,
 )
 from arignote.scalar.type import (
+    ScalarConstant,
     ScalarType,
     ScalarVariable,
     as_scalar,
     complex_types,
+    constant,
+    continuous_types,
     discrete_types,
     float_types,
     get_scalar_type,
     integer_types,
+    upcast,
 )
 
 # --- named scalar types and variable constructors ----------------------------------------
@@ -86,15 +92,113 @@ class FloatUnary(UnaryScalarOp):
         return result
 
 
+# --- gradient helpers --------------------------------------------------------------------
+# Gradient rules are scalar graphs built from the op's inputs and output gradients; Elemwise
+# replays them on tensors. Conventions (PyTensor's): a gradient term is never integer-typed;
+# an op with an integer-valued output (comparisons, rounding, integer arithmetic) passes a
+# zero gradient; for a complex input ``z`` the term is ``dC/d(Re z) + 1j * dC/d(Im z)``, so a
+# holomorphic ``f`` with derivative ``d`` gives ``g * conj(d)``, and a real input of an op
+# with a complex output gets the real part of its term.
+
+
+def _grad_dtype(x: Variable) -> str:
+    """The dtype of a gradient term for ``x``: its own, or ``floatX`` for bool/int."""
+    dtype = x.type.dtype
+    return dtype if dtype in continuous_types else config.floatX
+
+
+def _zeros(x: Variable) -> ScalarVariable:
+    """A zero gradient for ``x`` (``second(x, 0)``: elementwise it has ``x``'s shape)."""
+    return second(x, constant(0, dtype=_grad_dtype(x)))
+
+
+def _is_complex(v: Variable) -> bool:
+    return v.type.dtype in complex_types
+
+
+def _is_discrete(v: Variable) -> bool:
+    return v.type.dtype in discrete_types
+
+
+def _real(x: Variable) -> ScalarVariable:
+    """``x`` computed in a float dtype when it is bool/int (``x * x`` of an int8 overflows)."""
+    return cast(x, float_dtype_for(x.type.dtype)) if _is_discrete(x) else x
+
+
+def _in_precision(op: ScalarOp, inputs: Sequence[Variable]) -> list[ScalarVariable]:
+    """``inputs`` cast to the precision ``op`` computes in (its output's; the matching real
+    dtype for the real inputs of a complex result): a float32 constant beside a float64
+    input must not make the rule float32."""
+    (out,) = op.output_types([i.type for i in inputs])
+    dtype = out.dtype if out.dtype in continuous_types else float_dtype_for(out.dtype)
+    real_dtype = {"complex64": "float32", "complex128": "float64"}.get(dtype, dtype)
+    return [cast(x, dtype if _is_complex(x) else real_dtype) for x in inputs]
+
+
+def _const(value: Any, *like: Variable) -> ScalarConstant:
+    """``value`` as a real constant as precise as the promotion of ``like`` (a float32 rule
+    stays float32; a complex64 one uses a float32 constant)."""
+    dtype = upcast(*(float_dtype_for(v.type.dtype) for v in like))
+    return constant(value, dtype={"complex64": "float32", "complex128": "float64"}.get(dtype, dtype))
+
+
+def _int_valued(op: ScalarOp, inputs: Sequence[Variable]) -> bool:
+    """True when an output of ``op`` on ``inputs`` has a bool/int dtype."""
+    return any(t.dtype in discrete_types for t in op.output_types([i.type for i in inputs]))
+
+
+def _fit(term: Variable, x: Variable) -> Variable:
+    """``term`` as a term for ``x``: its real part when ``x`` is real and ``term`` complex."""
+    return real(term) if _is_complex(term) and not _is_complex(x) else term
+
+
+def _chain(g: Variable, d: Variable, x: Variable) -> Variable:
+    """``g`` times the derivative ``d`` of a holomorphic function of ``x``."""
+    return _fit(mul(g, conj(d) if _is_complex(d) else d), x)
+
+
+def _chain_div(g: Variable, d: Variable, x: Variable) -> Variable:
+    """``g`` divided by ``d``, the reciprocal of a derivative (``g / conj(d)``)."""
+    return _fit(true_div(g, conj(d) if _is_complex(d) else d), x)
+
+
+def _undefined(op: ScalarOp, i: int, x: Variable, why: str = "") -> Variable:
+    from arignote.gradient import grad_undefined
+
+    return grad_undefined(op, i, x, why)
+
+
+def _not_implemented(op: ScalarOp, i: int, x: Variable, why: str = "") -> Variable:
+    from arignote.gradient import grad_not_implemented
+
+    return grad_not_implemented(op, i, x, why)
+
+
+def _disconnected() -> Variable:
+    from arignote.gradient import disconnected_type
+
+    return disconnected_type()
+
+
+class _ZeroGrad:
+    """Mixin: integer-valued outputs (comparisons, rounding, ...): zero gradient for every
+    input (``f(x + eps) == f(x)`` almost everywhere)."""
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        return [_zeros(x) for x in inputs]
+
+
 # --- arithmetic --------------------------------------------------------------------------
 
 
 class Add(ScalarOp):
     """``a + b + ...`` (any number of inputs)."""
 
-    def grad(self, inputs: Any, output_grads: Any) -> list:
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        if _int_valued(self, inputs):
+            return [_zeros(x) for x in inputs]
         (g,) = output_grads
-        return [g for _ in inputs]
+        return [_fit(g, x) for x in inputs]
 
     ufunc = np.add
     commutative = associative = True
@@ -107,12 +211,19 @@ class Add(ScalarOp):
 class Mul(ScalarOp):
     """``a * b * ...`` (any number of inputs)."""
 
-    def grad(self, inputs: Any, output_grads: Any) -> list:
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        if _int_valued(self, inputs):
+            return [_zeros(x) for x in inputs]
         (g,) = output_grads
         terms = []
-        for i in range(len(inputs)):
-            others = [x for j, x in enumerate(inputs) if j != i]
-            terms.append(mul(g, *others) if others else g)
+        for i, x in enumerate(inputs):
+            others = [_real(y) for j, y in enumerate(inputs) if j != i]
+            if not others:
+                terms.append(_fit(g, x))
+            elif any(_is_complex(y) for y in others):
+                terms.append(_chain(g, mul(*others) if len(others) > 1 else others[0], x))
+            else:
+                terms.append(_fit(mul(g, *others), x))
         return terms
 
     ufunc = np.multiply
@@ -126,9 +237,12 @@ class Mul(ScalarOp):
 class Sub(BinaryScalarOp):
     """``a - b``."""
 
-    def grad(self, inputs: Any, output_grads: Any) -> list:
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        if _int_valued(self, inputs):
+            return [_zeros(x) for x in inputs]
+        x, y = inputs
         (g,) = output_grads
-        return [g, neg(g)]
+        return [_fit(g, x), _fit(neg(g), y)]
 
     ufunc = np.subtract
 
@@ -136,10 +250,12 @@ class Sub(BinaryScalarOp):
 class TrueDiv(BinaryScalarOp):
     """``a / b``; two integers give a ``floatX`` result (as in PyTensor)."""
 
-    def grad(self, inputs: Any, output_grads: Any) -> list:
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
         x, y = inputs
         (g,) = output_grads
-        return [true_div(g, y), neg(true_div(mul(g, x), mul(y, y)))]
+        xf, yf = _in_precision(self, inputs)
+        # d(x/y)/dx = 1/y, d(x/y)/dy = -x/y**2
+        return [_chain_div(g, yf, x), _chain(neg(g), true_div(xf, sqr(yf)), y)]
 
     def output_types(self, types: Any) -> list[ScalarType]:
         if all(t.dtype in discrete_types for t in types):
@@ -164,8 +280,11 @@ def _keep_bool(result: Any, a: Any, b: Any) -> Any:
     return result
 
 
-class IntDiv(BinaryScalarOp):
-    """``a // b``: division rounded towards minus infinity; an integer divisor of 0 is an error."""
+class IntDiv(_ZeroGrad, BinaryScalarOp):
+    """``a // b``: division rounded towards minus infinity; an integer divisor of 0 is an error.
+
+    Integer-valued, so its gradient is zero (as PyTensor's).
+    """
 
     def impl(self, a: Any, b: Any) -> Any:
         _check_int_divisor(self, a, b)
@@ -179,14 +298,28 @@ class Mod(BinaryScalarOp):
         _check_int_divisor(self, a, b)
         return _keep_bool(np.mod(a, b), a, b)
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        if _int_valued(self, inputs):
+            return [_zeros(x) for x in inputs]
+        # a % b == a - b * floor(a / b), and the floor is locally constant
+        a, _b = inputs
+        (g,) = output_grads
+        return [_fit(g, a), mul(neg(g), int_div(*_in_precision(self, inputs)))]
+
 
 class Pow(BinaryScalarOp):
     """``a ** b``; an integer base to a negative integer power is an error (NumPy's)."""
 
-    def grad(self, inputs: Any, output_grads: Any) -> list:
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        if _int_valued(self, inputs):
+            return [_zeros(x) for x in inputs]
         x, y = inputs
         (g,) = output_grads
-        return [mul(g, y, pow(x, sub(y, 1))), mul(g, log(x), pow(x, y))]
+        xf, yf = _in_precision(self, inputs)
+        gx = _chain(g, mul(yf, pow(xf, sub(yf, 1))), x)
+        # d(x**y)/dy = log(x) * x**y; 0 at x == 0 (as PyTensor), where 0**y is flat for y > 0
+        gy = _chain(g, mul(log(xf), pow(xf, yf)), y)
+        return [gx, switch(eq(x, 0), 0, gy)]
 
     ufunc = np.power
 
@@ -194,7 +327,10 @@ class Pow(BinaryScalarOp):
 class Neg(UnaryScalarOp):
     """``-a``."""
 
-    def grad(self, inputs: Any, output_grads: Any) -> list:
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        if _is_discrete(x):
+            return [_zeros(x)]
         return [neg(output_grads[0])]
 
     ufunc = np.negative
@@ -209,6 +345,11 @@ class Reciprocal(UnaryScalarOp):
             return np.true_divide(1, a, dtype=float_dtype_for(dtype.name))
         return np.reciprocal(a)
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain_div(neg(g), sqr(_real(x)), x)]
+
 
 class Abs(UnaryScalarOp):
     """``|a|``; a complex input gives its float magnitude."""
@@ -221,8 +362,18 @@ class Abs(UnaryScalarOp):
             return [float32 if t.dtype == "complex64" else float64]
         return [t]
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        if _is_discrete(x):
+            return [_zeros(x)]
+        if _is_complex(x):  # d|z| = Re(conj(z / |z|) dz): the term is g * z / |z| (0 at 0)
+            r = abs(x)
+            return [mul(g, true_div(x, switch(eq(r, 0), 1, r)))]
+        return [mul(g, sign(x))]  # the subgradient 0 at 0
 
-class Sign(UnaryScalarOp):
+
+class Sign(_ZeroGrad, UnaryScalarOp):
     """-1, 0 or 1 (NaN stays NaN)."""
 
     ufunc = np.sign
@@ -237,8 +388,11 @@ class Sign(UnaryScalarOp):
 class Sqr(UnaryScalarOp):
     """``a * a`` (for bool: ``a``, as ``a & a``)."""
 
-    def grad(self, inputs: Any, output_grads: Any) -> list:
-        return [mul(output_grads[0], 2, inputs[0])]
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        if _is_discrete(x):
+            return [_zeros(x)]
+        return [_chain(output_grads[0], mul(2, x), x)]
 
     @staticmethod
     def ufunc(a: Any) -> Any:
@@ -251,6 +405,11 @@ class Sqrt(FloatUnary):
 
     ufunc = np.sqrt
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain_div(g, mul(_const(2, x), sqrt(x)), x)]
+
 
 class Maximum(BinaryScalarOp):
     """The larger of ``a`` and ``b``; NaN if either is NaN."""
@@ -258,12 +417,30 @@ class Maximum(BinaryScalarOp):
     ufunc = np.maximum
     commutative = associative = True
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        if _int_valued(self, inputs):
+            return [_zeros(x) for x in inputs]
+        # the gradient goes to the chosen input; on a tie, to the first (as PyTensor's);
+        # where either is NaN (the result is NaN), to the second
+        x, y = inputs
+        (g,) = output_grads
+        first = ge(x, y)
+        return [switch(first, g, 0), switch(first, 0, g)]
+
 
 class Minimum(BinaryScalarOp):
     """The smaller of ``a`` and ``b``; NaN if either is NaN."""
 
     ufunc = np.minimum
     commutative = associative = True
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        if _int_valued(self, inputs):
+            return [_zeros(x) for x in inputs]
+        x, y = inputs
+        (g,) = output_grads
+        first = le(x, y)
+        return [switch(first, g, 0), switch(first, 0, g)]
 
 
 class Clip(ScalarOp):
@@ -273,6 +450,20 @@ class Clip(ScalarOp):
 
     def impl(self, a: Any, lo: Any, hi: Any) -> Any:
         return np.minimum(np.maximum(a, lo), hi)
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        if _int_valued(self, inputs):
+            return [_zeros(x) for x in inputs]
+        # the result is minimum(maximum(a, lo), hi): whichever input it equals gets the
+        # gradient, a on the bounds (ties go to the first input, as for maximum/minimum);
+        # switches, not and_: the bitwise ops have no gradient, and this graph may be
+        # differentiated again
+        a, lo, hi = inputs
+        (g,) = output_grads
+        ga = switch(lt(a, lo), 0, switch(gt(a, hi), 0, g))
+        glo = switch(lt(a, lo), switch(gt(lo, hi), 0, g), 0)
+        ghi = switch(gt(maximum(a, lo), hi), g, 0)
+        return [ga, glo, ghi]
 
 
 add = Add(upcast_out, name="add")
@@ -295,9 +486,9 @@ clip = Clip(upcast_out_no_complex, name="clip")
 # --- comparison and logic ----------------------------------------------------------------
 
 
-class Comparison(BinaryScalarOp):
+class Comparison(_ZeroGrad, BinaryScalarOp):
     """A comparison: always a bool result (complex numbers compare as NumPy orders them:
-    lexicographically, real part first)."""
+    lexicographically, real part first). Its gradient is zero."""
 
     def output_types(self, types: Any) -> list[ScalarType]:
         return bool_out(*types)
@@ -344,6 +535,12 @@ class BitwiseOp(ScalarOp):
             )
         return [out]
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        # As PyTensor: zero, not undefined. Their inputs are bool/int values (usually masks
+        # built from comparisons, whose own gradient is zero), and an undefined term here
+        # would make `switch((x > 0) & (x < 1), f(x), 0)` impossible to differentiate.
+        return [_zeros(x) for x in inputs]
+
 
 class AND(BitwiseOp):
     nin = 2
@@ -379,12 +576,21 @@ class Switch(ScalarOp):
     def impl(self, cond: Any, a: Any, b: Any) -> Any:
         return np.where(cond, a, b)
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        cond, a, b = inputs
+        if _int_valued(self, inputs):
+            return [_zeros(cond), _zeros(a), _zeros(b)]
+        (g,) = output_grads
+        # the condition is connected, but taken as locally constant (as PyTensor does):
+        # cond + eps selects the same branch
+        return [_zeros(cond), _fit(switch(cond, g, 0), a), _fit(switch(cond, 0, g), b)]
 
-class IsNan(UnaryScalarOp):
+
+class IsNan(_ZeroGrad, UnaryScalarOp):
     ufunc = np.isnan
 
 
-class IsInf(UnaryScalarOp):
+class IsInf(_ZeroGrad, UnaryScalarOp):
     ufunc = np.isinf
 
 
@@ -405,25 +611,25 @@ isinf = IsInf(bool_out, name="isinf")
 # --- rounding ----------------------------------------------------------------------------
 
 
-class Floor(FloatUnary):
+class Floor(_ZeroGrad, FloatUnary):
     ufunc = np.floor
 
 
-class Ceil(FloatUnary):
+class Ceil(_ZeroGrad, FloatUnary):
     ufunc = np.ceil
 
 
-class Trunc(FloatUnary):
+class Trunc(_ZeroGrad, FloatUnary):
     ufunc = np.trunc
 
 
-class RoundHalfToEven(UnaryScalarOp):
+class RoundHalfToEven(_ZeroGrad, UnaryScalarOp):
     """Round to nearest, ties to even (NumPy's ``round``)."""
 
     ufunc = np.rint
 
 
-class RoundHalfAwayFromZero(UnaryScalarOp):
+class RoundHalfAwayFromZero(_ZeroGrad, UnaryScalarOp):
     """Round to nearest, ties away from zero (C's ``round``)."""
 
     def impl(self, a: Any) -> Any:
@@ -442,93 +648,199 @@ round_half_away_from_zero = RoundHalfAwayFromZero(same_out_float_only, name="rou
 
 
 class Exp(FloatUnary):
-    def grad(self, inputs: Any, output_grads: Any) -> list:
-        return [mul(output_grads[0], exp(inputs[0]))]
-
     ufunc = np.exp
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain(g, exp(x), x)]
 
 
 class Exp2(FloatUnary):
     ufunc = np.exp2
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain(g, mul(exp2(x), _const(np.log(2.0), x)), x)]
+
 
 class Expm1(FloatUnary):
     ufunc = np.expm1
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain(g, exp(x), x)]
+
 
 class Log(FloatUnary):
-    def grad(self, inputs: Any, output_grads: Any) -> list:
-        return [true_div(output_grads[0], inputs[0])]
-
     ufunc = np.log
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain_div(g, _real(x), x)]
 
 
 class Log2(FloatUnary):
     ufunc = np.log2
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain_div(g, mul(_real(x), _const(np.log(2.0), x)), x)]
+
 
 class Log10(FloatUnary):
     ufunc = np.log10
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain_div(g, mul(_real(x), _const(np.log(10.0), x)), x)]
 
 
 class Log1p(FloatUnary):
     ufunc = np.log1p
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain_div(g, add(_real(x), 1), x)]
+
 
 class Sin(FloatUnary):
     ufunc = np.sin
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain(g, cos(x), x)]
 
 
 class Cos(FloatUnary):
     ufunc = np.cos
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain(neg(g), sin(x), x)]
+
 
 class Tan(FloatUnary):
     ufunc = np.tan
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain_div(g, sqr(cos(x)), x)]
+
+
+def _one_minus_sqr(x: Variable) -> Variable:
+    """``1 - x**2`` as ``(1 - x) * (1 + x)``: no cancellation near 1."""
+    x = _real(x)
+    return mul(sub(1, x), add(1, x))
 
 
 class ArcSin(FloatUnary):
     ufunc = np.arcsin
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain_div(g, sqrt(_one_minus_sqr(x)), x)]
+
 
 class ArcCos(FloatUnary):
     ufunc = np.arccos
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain_div(neg(g), sqrt(_one_minus_sqr(x)), x)]
 
 
 class ArcTan(FloatUnary):
     ufunc = np.arctan
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain_div(g, add(1, sqr(_real(x))), x)]
+
 
 class Sinh(FloatUnary):
     ufunc = np.sinh
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain(g, cosh(x), x)]
 
 
 class Cosh(FloatUnary):
     ufunc = np.cosh
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain(g, sinh(x), x)]
+
 
 class Tanh(FloatUnary):
     ufunc = np.tanh
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain(g, sub(1, sqr(tanh(x))), x)]
 
 
 class ArcSinh(FloatUnary):
     ufunc = np.arcsinh
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain_div(g, sqrt(add(sqr(_real(x)), 1)), x)]
+
 
 class ArcCosh(FloatUnary):
     ufunc = np.arccosh
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        xf = _real(x)  # sqrt(x - 1) * sqrt(x + 1): no cancellation near 1, right for complex
+        return [_chain_div(g, mul(sqrt(sub(xf, 1)), sqrt(add(xf, 1))), x)]
 
 
 class ArcTanh(FloatUnary):
     ufunc = np.arctanh
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [_chain_div(g, _one_minus_sqr(x), x)]
+
 
 class Deg2Rad(FloatUnary):
     ufunc = np.deg2rad
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [mul(g, _const(np.pi / 180, x))]
+
 
 class Rad2Deg(FloatUnary):
     ufunc = np.rad2deg
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        return [mul(g, _const(180 / np.pi, x))]
 
 
 class ArcTan2(BinaryScalarOp):
@@ -537,6 +849,13 @@ class ArcTan2(BinaryScalarOp):
     def impl(self, a: Any, b: Any) -> Any:
         dtypes = [float_dtype_for(np.asarray(v).dtype.name) for v in (a, b)]
         return np.arctan2(a, b, dtype=np.result_type(*dtypes))
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (g,) = output_grads
+        af, bf = _in_precision(self, inputs)
+        # d/da = b / (a**2 + b**2), d/db = -a / (a**2 + b**2)
+        g_r2 = true_div(g, add(sqr(af), sqr(bf)))
+        return [mul(g_r2, bf), mul(neg(g_r2), af)]
 
 
 exp = Exp(upgrade_to_float, name="exp")
@@ -589,6 +908,15 @@ class Cast(UnaryScalarOp):
     def impl(self, a: Any) -> Any:
         return np.asarray(a).astype(self.o_type.dtype)[()]
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        if self.o_type.dtype in discrete_types:
+            return [_zeros(x)]  # an integer-valued result
+        # a float result: the gradient flows back, to an integer input too (as if it were
+        # a float), in the input's precision; a real input of a complex cast gets the real part
+        return [cast(_fit(g, x), _grad_dtype(x))]
+
     def __str__(self) -> str:
         return f"Cast{{{self.o_type.dtype}}}"
 
@@ -621,12 +949,25 @@ class Identity(UnaryScalarOp):
     def impl(self, a: Any) -> Any:
         return a
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        return [_zeros(x) if _is_discrete(x) else output_grads[0]]
+
 
 class Second(BinaryScalarOp):
     """Returns ``b``; elementwise, ``b`` broadcast to ``a``'s shape (``fill``)."""
 
     def impl(self, a: Any, b: Any) -> Any:
         return np.broadcast_to(b, np.broadcast_shapes(np.shape(a), np.shape(b))) if np.ndim(a) else b
+
+    def connection_pattern(self, node: Any) -> list[list[bool]]:
+        return [[False], [True]]  # the values of ``a`` are never read, only its shape
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        _a, b = inputs
+        (g,) = output_grads
+        # as PyTensor: ``a`` is disconnected; an integer ``b`` gets a zero gradient
+        return [_disconnected(), _zeros(b) if _is_discrete(b) else g]
 
 
 identity = Identity(same_out, name="identity")
@@ -644,12 +985,30 @@ def _real_of(*types: ScalarType) -> list[ScalarType]:
 # would become methods, hence staticmethod
 
 
+# Gradients with respect to a complex z are dC/d(Re z) + 1j * dC/d(Im z) (PyTensor's
+# convention), for a real cost C.
+
+
 class Real(UnaryScalarOp):
     ufunc = staticmethod(np.real)
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        if _is_complex(x):
+            return [cast(complex(g, 0), x.type.dtype)]
+        return [_zeros(x) if _is_discrete(x) else g]
 
 
 class Imag(UnaryScalarOp):
     ufunc = staticmethod(np.imag)
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        if _is_complex(x):
+            return [cast(complex(0, g), x.type.dtype)]
+        return [_zeros(x)]  # the imaginary part of a real number is 0, whatever it is
 
 
 class Angle(UnaryScalarOp):
@@ -658,9 +1017,28 @@ class Angle(UnaryScalarOp):
     def impl(self, a: Any) -> Any:
         return np.angle(np.asarray(a, dtype=np.result_type(a, np.float64)))
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (z,) = inputs
+        (g,) = output_grads
+        if not _is_complex(z):
+            return [_zeros(z)]  # 0 or pi: locally constant
+        # angle = arctan2(y, x): d/dx = -y / |z|**2, d/dy = x / |z|**2, so the term is
+        # g * 1j * z / |z|**2; 0 at z == 0
+        x, y = real(z), imag(z)
+        r2 = add(sqr(x), sqr(y))
+        g_r2 = true_div(g, switch(eq(r2, 0), 1, r2))
+        return [cast(complex(mul(neg(g_r2), y), mul(g_r2, x)), z.type.dtype)]
+
 
 class Conj(UnaryScalarOp):
     ufunc = np.conj
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (x,) = inputs
+        (g,) = output_grads
+        if _is_discrete(x):
+            return [_zeros(x)]
+        return [conj(g) if _is_complex(x) else g]
 
 
 def _complex_parts_out(*types: ScalarType) -> list[ScalarType]:
@@ -679,6 +1057,10 @@ class Complex(BinaryScalarOp):
         real_dtype = _real_dtype_of(a, b)
         return np.asarray(a, dtype=real_dtype) + 1j * np.asarray(b, dtype=real_dtype)
 
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (g,) = output_grads
+        return [real(g), imag(g)] if _is_complex(g) else [g, _zeros(inputs[1])]
+
 
 class ComplexFromPolar(BinaryScalarOp):
     """``r * exp(1j * theta)``."""
@@ -686,6 +1068,17 @@ class ComplexFromPolar(BinaryScalarOp):
     def impl(self, r: Any, theta: Any) -> Any:
         real_dtype = _real_dtype_of(r, theta)
         return np.asarray(r, dtype=real_dtype) * np.exp(1j * np.asarray(theta, dtype=real_dtype))
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        (g,) = output_grads
+        # z = r cos(theta) + 1j r sin(theta); with g = gx + 1j gy:
+        # dC/dr = gx cos + gy sin, dC/dtheta = r (gy cos - gx sin)
+        gx, gy = (real(g), imag(g)) if _is_complex(g) else (g, _zeros(g))
+        rf, tf = _in_precision(self, inputs)
+        c, s = cos(tf), sin(tf)
+        gr = add(mul(gx, c), mul(gy, s))
+        gtheta = mul(rf, sub(mul(gy, c), mul(gx, s)))
+        return [gr, gtheta]
 
 
 def _real_dtype_of(*args: Any) -> str:

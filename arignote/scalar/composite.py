@@ -28,11 +28,12 @@ from typing import Any
 
 import numpy as np
 
+from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import HasInnerGraph
 from arignote.scalar.op import ScalarOp
-from arignote.scalar.type import ScalarType
+from arignote.scalar.type import ScalarType, constant, discrete_types
 
 __all__ = ["Composite"]
 
@@ -155,6 +156,82 @@ class Composite(ScalarOp, HasInnerGraph):
         for cell, out, value in zip(output_storage, node.outputs, results):
             cell[0] = np.asarray(value).astype(out.type.dtype)[()]
 
+    # -- gradient -------------------------------------------------------------------------
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """Which outputs depend on each input, through the inner ops' own patterns."""
+        deps: dict = {v: {k} for k, v in enumerate(self.inner_inputs)}
+        for inner in self._order:
+            pattern = _pattern(inner)
+            for j, out in enumerate(inner.outputs):
+                deps[out] = set().union(
+                    *(deps.get(v, set()) for i, v in enumerate(inner.inputs) if pattern[i][j])
+                )
+        return [[k in deps.get(o, ()) for o in self.inner_outputs] for k in range(self.nin)]
+
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
+        """Backpropagate through the body: the body is rebuilt on ``inputs`` and each inner
+        op's own rule is applied in reverse order, so the result is a graph of scalar ops.
+
+        As in :func:`arignote.gradient.grad`: terms reaching a variable are added once; an
+        integer-valued variable passes a zero gradient (even when an undefined one reaches
+        it: it is locally constant, so whatever the cost does with it contributes nothing);
+        an input the requested outputs do not depend on gets a disconnected term; an
+        undefined / not implemented gradient reaching a real variable goes on (as a
+        NullType term) to the inputs it depends on.
+        """
+        from arignote.gradient import disconnected_type
+
+        if len(inputs) != self.nin or len(output_grads) != self.nout:
+            raise ValueError(
+                f"{self}.grad takes {self.nin} inputs and {self.nout} output gradients, "
+                f"got {len(inputs)} and {len(output_grads)}"
+            )
+        # the body on the given inputs; terms are keyed by the *inner* variables, so an
+        # input given twice still gets one gradient per position
+        env: dict = dict(zip(self.inner_inputs, inputs))
+        rebuilt: list[Apply] = []
+        for inner in self._order:
+            args = [env[v] if v in env else v.clone() for v in inner.inputs]  # else: a constant
+            new = inner.op.make_node(*args)
+            env.update(zip(inner.outputs, new.outputs))
+            rebuilt.append(new)
+        terms: dict = {}
+        for out, g in zip(self.inner_outputs, output_grads):
+            if not _is_disconnected(g):
+                terms.setdefault(out, []).append(g)
+        for inner, new in zip(reversed(self._order), reversed(rebuilt)):
+            out_grads = []
+            for out, new_out in zip(inner.outputs, new.outputs):
+                ts = terms.get(out)
+                if not ts:
+                    out_grads.append(disconnected_type())
+                elif out.type.dtype in discrete_types:
+                    # integer-valued: f(x + eps) == f(x), whatever the cost does with it
+                    out_grads.append(_float_zeros(new_out))
+                else:
+                    out_grads.append(_add_terms(ts))
+            if all(_is_disconnected(g) for g in out_grads):
+                continue
+            pattern = _pattern(inner)
+            nulls = [g for g in out_grads if _is_null(g)]
+            if nulls:
+                in_grads = [
+                    nulls[0] if any(p and not _is_disconnected(g) for p, g in zip(row, out_grads)) else None
+                    for row in pattern
+                ]
+            else:
+                in_grads = list(new.op.pullback(list(new.inputs), list(new.outputs), out_grads))
+                if len(in_grads) != len(new.inputs):
+                    raise ValueError(
+                        f"{new.op}.pullback returned {len(in_grads)} terms for {len(new.inputs)} inputs"
+                    )
+            for v, t in zip(inner.inputs, in_grads):
+                if t is None or isinstance(v, Constant) or _is_disconnected(t):
+                    continue
+                terms.setdefault(v, []).append(t)
+        return [_add_terms(terms[v]) if v in terms else disconnected_type() for v in self.inner_inputs]
+
     # -- generated code -------------------------------------------------------------------
 
     def _code_and_namespace(self) -> tuple[str, dict]:
@@ -226,6 +303,42 @@ class Composite(ScalarOp, HasInnerGraph):
         state = dict(self.__dict__)
         state["_fn"] = None  # generated code is rebuilt on first use
         return state
+
+
+def _pattern(node: Apply) -> list[list[bool]]:
+    fn = getattr(node.op, "connection_pattern", None)
+    if fn is None:
+        return [[True] * len(node.outputs) for _ in node.inputs]
+    return fn(node)
+
+
+def _is_disconnected(v: Any) -> bool:
+    from arignote.gradient import DisconnectedType
+
+    return isinstance(getattr(v, "type", None), DisconnectedType)
+
+
+def _is_null(v: Any) -> bool:
+    from arignote.graph.null_type import NullType
+
+    return isinstance(getattr(v, "type", None), NullType)
+
+
+def _add_terms(terms: list[Variable]) -> Variable:
+    """The sum of gradient terms (the first NullType term if there is one)."""
+    from arignote.scalar.basic import add
+
+    nulls = [t for t in terms if _is_null(t)]
+    if nulls:
+        return nulls[0]
+    return terms[0] if len(terms) == 1 else add(*terms)
+
+
+def _float_zeros(v: Variable) -> Variable:
+    """A zero gradient for ``v`` in ``floatX`` (``second(v, 0)``)."""
+    from arignote.scalar.basic import second
+
+    return second(v, constant(0, dtype=config.floatX))
 
 
 def _identifier(text: str, taken: dict) -> str:

@@ -41,4 +41,5 @@ __all__ = [
     "special",
     "sum",
 ]
+import arignote.tensor.rewriting  # noqa: F401  (registers the tensor rules)
 from arignote.tensor.sharedvar import TensorSharedVariable  # noqa: F401  (registers shared())

@@ -38,7 +38,15 @@ from arignote.tensor.basic import (
 from arignote.tensor.elemwise import normalize_axis
 from arignote.tensor.math import cast, ceil, eq, fill, floor, ge, gt, int_div, maximum, mul, neg, switch
 from arignote.tensor.math import sum as tensor_sum
-from arignote.tensor.shape import Shape_i, reshape, shape_tuple
+from arignote.tensor.shape import (
+    Shape_i,
+    _disconnected,
+    _grad_like,
+    _no_grad,
+    _zero_grad,
+    reshape,
+    shape_tuple,
+)
 from arignote.tensor.type import TensorType
 
 __all__ = [
@@ -245,7 +253,27 @@ class Alloc(Op):
             return False
         return math.prod(out.type.shape) <= self.fold_limit
 
-    # pullback: sum the output gradient over the broadcast dimensions of ``value``.
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """The gradient summed over the dimensions ``value`` was broadcast along (the new
+        leading ones and its static 1s); the lengths only shape the output: disconnected."""
+        value, *lengths = inputs
+        g = as_tensor_variable(output_grads[0])
+        lead = g.type.ndim - value.type.ndim
+        if lead:
+            g = tensor_sum(g, axis=tuple(range(lead)))
+        ones = [d for d, (vs, gs) in enumerate(zip(value.type.shape, g.type.shape)) if vs == 1 and gs != 1]
+        if ones:
+            g = tensor_sum(g, axis=ones, keepdims=True)
+        return [_grad_like(g, value), *(_no_grad() for _ in lengths)]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        if _disconnected(eval_points[0]):
+            return [_no_grad()]
+        return [self(eval_points[0], *inputs[1:])]
 
 
 alloc = Alloc()
@@ -346,7 +374,17 @@ class Eye(Op):
     def connection_pattern(self, node: Apply) -> list[list[bool]]:
         return [[False], [False], [False]]
 
-    # pullback: none needed (integer inputs only).
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """No gradient: the integer inputs choose the shape and the diagonal, and the values
+        are constant ones and zeros."""
+        return [_no_grad() for _ in inputs]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        return [_no_grad()]
 
 
 def eye(n: Any, m: Any = None, k: Any = 0, dtype: Any = None) -> Variable:
@@ -425,7 +463,35 @@ class ARange(Op):
     def connection_pattern(self, node: Apply) -> list[list[bool]]:
         return [[True], [False], [True]]
 
-    # pullback: start gets sum(g), step gets sum(g * arange(len)); stop is disconnected.
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """``out[i] = start + i * step``: ``start`` gets ``sum(g)``, ``step`` gets
+        ``sum(g * i)``; ``stop`` only sets the length (disconnected). An integer ``arange``
+        is a step function of ``start`` and ``step``: zero gradients."""
+        start, _, step = inputs
+        if _is_int_dtype(self.dtype) or self.dtype == "bool":
+            return [_zero_grad(start), _no_grad(), _zero_grad(step)]
+        g = as_tensor_variable(output_grads[0])
+        (n,) = shape_tuple(outputs[0])
+        index = cast(arange(n), g.type.dtype)
+        return [_grad_like(tensor_sum(g), start), _no_grad(), _grad_like(tensor_sum(g * index), step)]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        """``dstart + i * dstep`` (nothing for an integer ``arange``)."""
+        d_start, _, d_step = eval_points
+        if _is_int_dtype(self.dtype) or (_disconnected(d_start) and _disconnected(d_step)):
+            return [_no_grad()]
+        out = outputs[0]
+        tangent = zeros_like(out)
+        if not _disconnected(d_start):
+            tangent = tangent + cast(d_start, self.dtype)
+        if not _disconnected(d_step):
+            (n,) = shape_tuple(out)
+            tangent = tangent + cast(arange(n), self.dtype) * cast(d_step, self.dtype)
+        return [tangent]
 
 
 _arange_ops: dict[str, ARange] = {}
@@ -588,7 +654,96 @@ class Repeat(Op):
     def connection_pattern(self, node: Apply) -> list[list[bool]]:
         return [[True], [False]]
 
-    # pullback: sum the output gradient over each run of repeated slices.
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """Each slice of ``x`` gets the sum of the gradient over its copies; ``repeats``
+        only sets how many copies there are (disconnected)."""
+        x, repeats = inputs
+        g = as_tensor_variable(output_grads[0])
+        gx = RepeatGrad(self.axis)(g, repeats, shape_tuple(x)[self.axis])
+        return [_grad_like(gx, x), _no_grad()]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        if _disconnected(eval_points[0]):
+            return [_no_grad()]
+        return [self(eval_points[0], inputs[1])]
+
+
+class RepeatGrad(Op):
+    """The transpose of :class:`Repeat`: ``RepeatGrad(axis)(g, repeats, n)`` sums each run of
+    ``repeats[i]`` consecutive slices of ``g`` along ``axis`` into slice ``i`` of a result
+    of length ``n`` there (``repeats`` of static length 1 stands for ``n`` equal entries).
+    It is the pullback of ``Repeat``, and ``Repeat`` is its pullback.
+    """
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis: int):
+        self.axis = int(axis)
+
+    def make_node(self, g: Any, repeats: Any, n: Any) -> Apply:
+        g = as_tensor_variable(g)
+        repeats = as_tensor_variable(repeats)
+        n = _as_length(n, f"{self}: the length n")
+        if self.axis >= g.type.ndim:
+            raise ValueError(f"{self}: axis {self.axis} is out of range for {g} of Type {g.type}")
+        if repeats.type.ndim != 1 or not _is_int_dtype(repeats.type.dtype):
+            raise TypeError(
+                f"{self}: repeats must be an integer vector, got {repeats} of Type {repeats.type}"
+            )
+        shape = list(g.type.shape)
+        shape[self.axis] = _static_int(n)
+        return Apply(self, [g, repeats, n], [TensorType(g.type.dtype, tuple(shape))()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        g, repeats, n = inputs
+        n = int(n)
+        repeats = np.asarray(repeats, dtype="int64")
+        if node.inputs[1].type.shape[0] == 1:  # one entry for every slice, as in Repeat
+            repeats = np.full(n, repeats[0], dtype="int64")
+        if repeats.shape[0] != n or int(repeats.sum()) != g.shape[self.axis]:
+            raise ValueError(
+                f"{self}: repeats {repeats.tolist()} do not fit a gradient of shape {g.shape} "
+                f"for {n} slices on axis {self.axis}"
+            )
+        shape = list(g.shape)
+        shape[self.axis] = n
+        out = np.zeros(shape, dtype=g.dtype)
+        filled = np.flatnonzero(repeats)  # slices with at least one copy
+        if filled.size:
+            starts = (np.cumsum(repeats) - repeats)[filled]
+            where: list = [slice(None)] * g.ndim
+            where[self.axis] = filled
+            out[tuple(where)] = np.add.reduceat(g, starts, axis=self.axis)
+        output_storage[0][0] = out
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        out = list(shapes[0])
+        out[self.axis] = node.inputs[2]
+        return [tuple(out)]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[True], [False], [False]]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        g, repeats, _ = inputs
+        h = as_tensor_variable(output_grads[0])
+        return [_grad_like(Repeat(self.axis)(h, repeats), g), _no_grad(), _no_grad()]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        if _disconnected(eval_points[0]):
+            return [_no_grad()]
+        return [self(eval_points[0], *inputs[1:])]
+
+    def __str__(self) -> str:
+        return f"RepeatGrad{{axis={self.axis}}}"
 
 
 def repeat(a: Any, repeats: Any, axis: int | None = None) -> Variable:

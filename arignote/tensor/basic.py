@@ -231,6 +231,20 @@ class TensorFromScalar(Op):
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
         return [()]
 
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """The gradient as a scalar (in the input's dtype when that is a float)."""
+        return [_scalar_grad(output_grads[0], inputs[0])]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        (e,) = eval_points
+        if isinstance(getattr(e, "type", None), ScalarType):
+            return [tensor_from_scalar(e)]
+        return [e]  # already a tensor, or disconnected
+
 
 class ScalarFromTensor(Op):
     """The scalar held by a 0-d tensor."""
@@ -248,6 +262,40 @@ class ScalarFromTensor(Op):
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
         return [()]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """The gradient as a 0-d tensor (in the input's dtype when that is a float)."""
+        (g,) = output_grads
+        if isinstance(getattr(g, "type", None), ScalarType):
+            g = tensor_from_scalar(g)
+        if isinstance(getattr(g, "type", None), TensorType):
+            from arignote.tensor.shape import _grad_like
+
+            return [_grad_like(g, inputs[0])]
+        return [g]  # disconnected or undefined
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        (e,) = eval_points
+        if isinstance(getattr(e, "type", None), TensorType):
+            return [scalar_from_tensor(e)]
+        return [e]
+
+
+def _scalar_grad(g: Any, s: Variable) -> Any:
+    """The 0-d tensor gradient ``g`` as a scalar for the scalar ``s`` (cast to ``s``'s float
+    dtype; an integer ``s`` gets a float gradient, zero when ``g`` is)."""
+    if not isinstance(getattr(g, "type", None), TensorType):
+        return g  # disconnected or undefined: passed on as it is
+    from arignote.tensor.math import cast
+
+    kind = np.dtype(s.type.dtype).kind
+    if kind in "fc" and g.type.dtype != s.type.dtype:
+        g = cast(g, s.type.dtype)
+    return scalar_from_tensor(g)
 
 
 tensor_from_scalar = TensorFromScalar()

@@ -22,6 +22,7 @@ from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
 from arignote.tensor.basic import as_tensor_variable, expand_dims, flatten
 from arignote.tensor.elemwise import normalize_axis
+from arignote.tensor.shape import _disconnected, _grad_like, _no_grad, _zero_grad
 from arignote.tensor.type import TensorType
 
 __all__ = ["cumsum", "cumprod", "nonzero", "flatnonzero"]  # the Ops are reached through this module
@@ -71,10 +72,111 @@ class CumOp(Op):
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
         return [shapes[0]]
 
-    # -- gradients (reversed cumsum of the output gradient) are attached here ---------------
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """cumsum: the gradient's cumulative sum from the end. cumprod: ``x[i]`` gets
+        ``sum_{j >= i} g[j] * prod_{k <= j, k != i} x[k]``, exact where ``x`` has zeros.
+        An integer result is a step function: zero gradient."""
+        (x,), (out,) = inputs, outputs
+        if np.dtype(out.type.dtype).kind in "biu":
+            return [_zero_grad(x)]
+        g = as_tensor_variable(output_grads[0])
+        if self.mode == "add":
+            return [_grad_like(_reverse_cumsum(g, self.axis), x)]
+        gx = _cumprod_pullback(x, out, g, self.axis, exact_second_order=True)
+        return [_grad_like(gx, x)]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        """cumsum: the cumulative sum of the tangent. cumprod has no cheap rule exact at
+        zeros: NotImplementedError lets :func:`arignote.gradient.pushforward` go through
+        the (exact) pullback instead."""
+        (v,) = eval_points
+        if _disconnected(v) or np.dtype(outputs[0].type.dtype).kind in "biu":
+            return [_no_grad()]
+        if self.mode != "add":
+            raise NotImplementedError(f"{self} has no pushforward rule; use the pullback twice")
+        return [CumOp(self.axis, "add")(v)]
 
     def __str__(self) -> str:
         return f"{'Cumsum' if self.mode == 'add' else 'Cumprod'}{{axis={self.axis}}}"
+
+
+class Flip(Op):
+    """``numpy.flip(x, axis)``: the elements of ``x`` in reverse order along ``axis`` (a
+    view). The pullback of a cumulative sum needs it (:func:`_reverse_cumsum`)."""
+
+    __props__ = ("axis",)
+    view_map = {0: [0]}
+
+    def __init__(self, axis: int):
+        if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool) or axis < 0:
+            raise TypeError(f"Flip: axis must be a non-negative int, got {axis!r}")
+        self.axis = int(axis)
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_tensor_variable(x)
+        if self.axis >= x.type.ndim:
+            raise ValueError(f"{self}: axis {self.axis} is out of bounds for {x} of Type {x.type}")
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node: Apply, inputs: Sequence[np.ndarray], output_storage: list[list[Any]]) -> None:
+        output_storage[0][0] = np.flip(inputs[0], self.axis)
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        return [shapes[0]]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        return [_grad_like(self(output_grads[0]), inputs[0])]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        (v,) = eval_points
+        return [_no_grad() if _disconnected(v) else self(v)]
+
+    def __str__(self) -> str:
+        return f"Flip{{axis={self.axis}}}"
+
+
+def _cumprod_pullback(
+    x: Variable, out: Variable, g: Variable, axis: int, exact_second_order: bool
+) -> Variable:
+    """``gx[i] = sum_{j >= i} g[j] * prod_{k <= j, k != i} x[k]`` along ``axis``, exact where
+    ``x`` has zeros.
+
+    Before the first zero ``z`` of a slice the product is ``out[j] / x[i]``. At ``z`` it is
+    the cumulative product with ``x[z]`` set to 1 (later zeros still zero it). After ``z``
+    every product contains ``x[z] = 0``; the term is written ``x[z] * q[i]``, with ``q``
+    this same gradient at ``x`` with ``x[z]`` set to 1, so that differentiating the
+    gradient once more is exact too (``exact_second_order``; ``q`` itself uses 0 there,
+    so third derivatives at zeros are not exact). The masks use no bitwise ops: they are
+    discrete, and the gradient of this graph must not pass through a bitwise Op.
+    """
+    m = _m()
+    is_zero = m.eq(x, 0)
+    zeros_so_far = CumOp(axis, "add")(is_zero)
+    before_first = m.eq(zeros_so_far, 0)
+    first = m.eq(zeros_so_far * is_zero, 1)  # is the first zero of its slice
+    x_one = m.switch(first, 1, x)
+    out_one = CumOp(axis, "mul")(x_one)
+    before = _reverse_cumsum(g * out, axis) / m.switch(is_zero, 1, x)
+    at_first = _reverse_cumsum(g * out_one, axis)
+    after: Any = 0
+    if exact_second_order:
+        x_first = m.sum(x * first, axis=axis, keepdims=True)  # 0, but it carries d/dx[z]
+        after = x_first * _cumprod_pullback(x_one, out_one, g, axis, exact_second_order=False)
+    return m.switch(before_first, before, m.switch(first, at_first, after))
+
+
+def _reverse_cumsum(g: Variable, axis: int) -> Variable:
+    """``g[..., i, ...] + g[..., i + 1, ...] + ...`` along ``axis`` (the transpose of cumsum)."""
+    flip = Flip(axis)
+    return flip(CumOp(axis, "add")(flip(g)))
 
 
 def _cum(x: Any, axis: Any, mode: str) -> Variable:
@@ -127,7 +229,16 @@ class Nonzero(Op):
     def connection_pattern(self, node: Apply) -> list[list[bool]]:
         return [[False] * len(node.outputs)]
 
-    # -- gradients (undefined: the outputs are indices) are attached here -------------------
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """No gradient: the outputs are positions, not values of the input."""
+        return [_no_grad()]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        return [_no_grad() for _ in outputs]
 
 
 _nonzero = Nonzero()

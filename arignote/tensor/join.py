@@ -32,8 +32,15 @@ from arignote.tensor.basic import (
     get_underlying_scalar_constant_value,
 )
 from arignote.tensor.elemwise import normalize_axis
-from arignote.tensor.math import add, cast, eq, ge, switch
-from arignote.tensor.shape import MakeVector
+from arignote.tensor.math import add, cast, eq, ge, lt, switch
+from arignote.tensor.shape import (
+    MakeVector,
+    _disconnected,
+    _grad_like,
+    _no_grad,
+    _zero_grad,
+    shape_i,
+)
 from arignote.tensor.type import TensorType
 
 __all__ = [
@@ -195,7 +202,38 @@ class Join(Op):
     def connection_pattern(self, node: Apply) -> list[list[bool]]:
         return [[False], *([True] for _ in node.inputs[1:])]
 
-    # pullback: split the output gradient along the axis, by the inputs' lengths.
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """The output gradient split along the axis by the inputs' lengths; the axis only
+        chooses where the pieces go (disconnected)."""
+        axis, *tensors = inputs
+        g = as_tensor_variable(output_grads[0])
+        ndim = g.type.ndim
+        static_axis = _entry_int(axis)
+        sizes: list
+        if static_axis is not None:
+            sizes = [shape_i(t, static_axis % ndim) for t in tensors]
+        else:  # the length of each input on a symbolic axis: pick it out of its shape
+            join_dim = switch(lt(axis, 0), axis + ndim, axis)
+            sizes = []
+            for t in tensors:
+                size: Any = constant(np.int64(0))
+                for d in range(ndim):
+                    size = add(size, switch(eq(join_dim, d), shape_i(t, d), 0))
+                sizes.append(size)
+        pieces = Split(len(tensors))(g, axis, sizes, return_list=True)
+        return [_no_grad(), *(_grad_like(p, t) for p, t in zip(pieces, tensors))]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        axis, *tensors = inputs
+        evs = eval_points[1:]
+        if all(_disconnected(e) for e in evs):
+            return [_no_grad()]
+        parts = [_zero_grad(t) if _disconnected(e) else e for t, e in zip(tensors, evs)]
+        return [self(axis, *parts)]
 
 
 _join = Join()
@@ -388,10 +426,24 @@ class Split(Op):
         n = len(node.outputs)
         return [[True] * n, [False] * n, [False] * n]
 
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """The output gradients joined back along the axis (zeros for pieces the cost does
+        not use); the axis and the sizes are disconnected."""
+        x, axis, _ = inputs
+        parts = [_zero_grad(o) if _disconnected(g) else g for o, g in zip(outputs, output_grads)]
+        return [_grad_like(join(axis, *parts), x), _no_grad(), _no_grad()]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        if _disconnected(eval_points[0]):
+            return [_no_grad() for _ in outputs]
+        return self(eval_points[0], *inputs[1:], return_list=True)
+
     def __str__(self) -> str:
         return f"Split{{{self.len_splits}}}"
-
-    # pullback: join the output gradients (zeros for disconnected ones) along the axis.
 
 
 def _as_splits(splits: Any, what: str) -> Variable:

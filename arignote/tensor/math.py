@@ -270,6 +270,17 @@ class All(CAReduce):
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         output_storage[0][0] = np.asarray(np.all(inputs[0], axis=self.axis))
 
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """Zero: a boolean result is a step function of the input."""
+        return [_zero_grad(inputs[0])]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        return [_no_tangent()]
+
 
 class Any_(CAReduce):
     """Whether any element over ``axis`` is true (nonzero)."""
@@ -279,6 +290,17 @@ class Any_(CAReduce):
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         output_storage[0][0] = np.asarray(np.any(inputs[0], axis=self.axis))
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """Zero: a boolean result is a step function of the input."""
+        return [_zero_grad(inputs[0])]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        return [_no_tangent()]
 
     def __str__(self) -> str:
         return f"Any{{{self._axis_str()}}}"
@@ -416,6 +438,18 @@ def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
 # --- argmax / argmin -----------------------------------------------------------------------
 
 
+def _zero_grad(x: Variable) -> Variable:
+    from arignote.tensor.shape import _zero_grad as zero_grad
+
+    return zero_grad(x)
+
+
+def _no_tangent() -> Variable:
+    from arignote.gradient import disconnected_type
+
+    return disconnected_type()
+
+
 class Argmax(Op):
     """Index of the maximum over ``axis`` (None: of the flattened array), as int64."""
 
@@ -457,8 +491,17 @@ class Argmax(Op):
         axes = range(node.inputs[0].type.ndim) if self.axis is None else self.axis
         return [tuple(s for d, s in enumerate(shapes[0]) if d not in axes)]
 
-    def connection_pattern(self, node: Apply) -> list[list[bool]]:
-        return [[False]]
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """Zero: the index is a step function of ``x`` (the seeds' argmax example; the
+        elements of ``x`` do decide the output, so the input stays connected)."""
+        return [_zero_grad(inputs[0])]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        return [_no_tangent()]  # an index does not move
 
     def __str__(self) -> str:
         return f"{type(self).__name__}{{axis={self.axis}}}"

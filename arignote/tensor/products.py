@@ -29,7 +29,15 @@ from arignote.graph.op import Op
 from arignote.scalar.type import complex_types, upcast
 from arignote.tensor.basic import as_tensor_variable, expand_dims, flatten, squeeze, transpose
 from arignote.tensor.elemwise import DimShuffle, normalize_axis
-from arignote.tensor.shape import Shape_i, reshape, shape_tuple, specify_shape
+from arignote.tensor.shape import (
+    Shape_i,
+    _disconnected,
+    _grad_like,
+    _no_grad,
+    reshape,
+    shape_tuple,
+    specify_shape,
+)
 from arignote.tensor.type import TensorType
 
 # The Ops are reached through this module (as in PyTensor, where they are not in
@@ -109,7 +117,37 @@ class Dot(Op):
         xshape, yshape = shapes
         return [tuple(xshape[:-1]) + tuple(yshape[1:])]
 
-    # -- gradients (pullback / pushforward) are attached here --------------------------------
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """``g @ y.T`` and ``x.T @ g``, in the form each 1-d/2-d combination needs."""
+        x, y = inputs
+        g = as_tensor_variable(output_grads[0])
+        mul = _m().mul
+        if x.type.ndim == 1 and y.type.ndim == 1:  # inner product: g is 0-d
+            gx, gy = mul(g, y), mul(g, x)
+        elif x.type.ndim == 2 and y.type.ndim == 1:  # matrix-vector: g is (m,)
+            gx, gy = outer(g, y), _dot(transpose(x), g)
+        elif x.type.ndim == 1:  # vector-matrix: g is (n,)
+            gx, gy = _dot(y, g), outer(x, g)
+        else:
+            gx, gy = _dot(g, transpose(y)), _dot(transpose(x), g)
+        return [_grad_like(gx, x), _grad_like(gy, y)]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        """``dx @ y + x @ dy`` (the product rule; a missing tangent counts as zero)."""
+        x, y = inputs
+        dx, dy = eval_points
+        terms = []
+        if not _disconnected(dx):
+            terms.append(_dot(dx, y))
+        if not _disconnected(dy):
+            terms.append(_dot(x, dy))
+        if not terms:
+            return [_no_grad()]
+        return [terms[0] if len(terms) == 1 else _m().add(*terms)]
 
     def __str__(self) -> str:
         return "Dot"
@@ -239,10 +277,47 @@ class MatMul(Op):
                 batch.append(yshape[d])
         return [(*batch, xshape[-2], yshape[-1])]
 
-    # -- gradients (pullback / pushforward) are attached here --------------------------------
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """``g @ y^T`` and ``x^T @ g`` (transposing the matrices), each summed over the
+        batch dimensions its input was broadcast along."""
+        x, y = inputs
+        g = as_tensor_variable(output_grads[0])
+        gx = _matmul(g, _mT(y))
+        gy = _matmul(_mT(x), g)
+        return [_grad_like(_sum_batch(gx, x), x), _grad_like(_sum_batch(gy, y), y)]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        """``dx @ y + x @ dy`` (a missing tangent counts as zero)."""
+        x, y = inputs
+        dx, dy = eval_points
+        terms = []
+        if not _disconnected(dx):
+            terms.append(_matmul(dx, y))
+        if not _disconnected(dy):
+            terms.append(_matmul(x, dy))
+        if not terms:
+            return [_no_grad()]
+        return [terms[0] if len(terms) == 1 else _m().add(*terms)]
 
     def __str__(self) -> str:
         return "MatMul"
+
+
+def _mT(v: Variable) -> Variable:
+    """``v`` with its last two dimensions swapped."""
+    n = v.type.ndim
+    return DimShuffle(input_ndim=n, new_order=[*range(n - 2), n - 1, n - 2])(v)
+
+
+def _sum_batch(g: Variable, v: Variable) -> Variable:
+    """``g`` summed (keeping the dimensions) over the batch dimensions where ``v`` has a
+    static 1 that was broadcast."""
+    axes = [d for d in range(v.type.ndim - 2) if v.type.shape[d] == 1 and g.type.shape[d] != 1]
+    return _m().sum(g, axis=axes, keepdims=True) if axes else g
 
 
 _matmul = MatMul()

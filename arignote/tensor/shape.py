@@ -46,6 +46,46 @@ class ShapeError(ValueError):
     computed shape instead (the shape-inference protocol's fallback)."""
 
 
+# --- gradient helpers (shared by the pullbacks of the tensor Ops) ---------------------------
+
+
+def _grad_like(g: Variable, x: Variable) -> Variable:
+    """``g``, a gradient term for ``x``, in ``x``'s dtype (when ``x`` is a float) and with
+    ``x``'s static length-1 dimensions, so it adds up with the other terms for ``x``."""
+    from arignote.tensor.math import cast
+
+    g = as_tensor_variable(g)
+    xk, gk = np.dtype(x.type.dtype).kind, np.dtype(g.type.dtype).kind
+    if g.type.dtype != x.type.dtype and (xk == "c" or (xk == "f" and gk == "f")):
+        g = cast(g, x.type.dtype)
+    ones = [d for d, (xs, gs) in enumerate(zip(x.type.shape, g.type.shape)) if xs == 1 and gs != 1]
+    if ones:
+        g = specify_shape(g, tuple(1 if d in ones else None for d in range(g.type.ndim)))
+    return g
+
+
+def _zero_grad(x: Variable) -> Variable:
+    """A zero gradient for ``x``: zeros shaped like it, in its dtype if float else floatX."""
+    from arignote.configdefaults import config
+    from arignote.tensor.alloc import zeros_like
+
+    kind = np.dtype(x.type.dtype).kind
+    return zeros_like(x, dtype=x.type.dtype if kind in "fc" else config.floatX)
+
+
+def _disconnected(v: Any) -> bool:
+    from arignote.gradient import DisconnectedType
+
+    return isinstance(getattr(v, "type", None), DisconnectedType)
+
+
+def _no_grad() -> Variable:
+    """A "no gradient here" marker (:func:`arignote.gradient.disconnected_type`)."""
+    from arignote.gradient import disconnected_type
+
+    return disconnected_type()
+
+
 class Shape(Op):
     """The shape of a tensor, as an int64 vector."""
 
@@ -63,6 +103,17 @@ class Shape(Op):
 
     def connection_pattern(self, node: Apply) -> list[list[bool]]:
         return [[False]]  # only the shape is read, not the elements
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """No gradient: the elements of the input are not read."""
+        return [_no_grad()]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        return [_no_grad()]
 
 
 _shape = Shape()
@@ -97,6 +148,17 @@ class Shape_i(Op):
 
     def connection_pattern(self, node: Apply) -> list[list[bool]]:
         return [[False]]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """No gradient: the elements of the input are not read."""
+        return [_no_grad()]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        return [_no_grad()]
 
 
 def shape_i(x: Any, i: int) -> Variable:
@@ -146,6 +208,33 @@ class MakeVector(Op):
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
         return [(len(node.inputs),)]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """Entry ``i`` of the output gradient for input ``i`` (zeros for an integer vector)."""
+        (g,) = output_grads
+        if np.dtype(self.dtype).kind in "biu":
+            return [_zero_grad(i) for i in inputs]  # an integer-valued output: zero gradient
+        if not inputs:
+            return []
+        from arignote.tensor.join import _unpack_vector
+
+        entries = _unpack_vector(as_tensor_variable(g), len(inputs))
+        return [_grad_like(e, i) for e, i in zip(entries, inputs)]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        """The vector of the entries' tangents (zeros where an entry has none)."""
+        from arignote.tensor.math import cast
+
+        if np.dtype(self.dtype).kind in "biu" or all(_disconnected(e) for e in eval_points):
+            return [_no_grad()]
+        parts = [
+            _zero_grad(i) if _disconnected(e) else as_tensor_variable(e) for i, e in zip(inputs, eval_points)
+        ]
+        return [MakeVector(self.dtype)(*(cast(p, self.dtype) for p in parts))]
 
 
 def make_vector(*values: Any, dtype: str | None = None) -> Variable:
@@ -208,6 +297,22 @@ class SpecifyShape(Op):
 
     def connection_pattern(self, node: Apply) -> list[list[bool]]:
         return [[True], *([[False]] * (len(node.inputs) - 1))]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """The gradient passes through, with the same shape asserted; lengths are disconnected."""
+        x, *lengths = inputs
+        (g,) = output_grads
+        spec = tuple(None if isinstance(s.type, NoneTypeT) else s for s in lengths)
+        return [_grad_like(specify_shape(g, spec), x), *(_no_grad() for _ in lengths)]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        if _disconnected(eval_points[0]):
+            return [_no_grad()]
+        return [self(eval_points[0], *inputs[1:])]
 
 
 _specify_shape = SpecifyShape()
@@ -300,6 +405,21 @@ class Reshape(Op):
 
     def connection_pattern(self, node: Apply) -> list[list[bool]]:
         return [[True], [False]]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """The gradient reshaped back to the input's shape; the shape is disconnected."""
+        x, _ = inputs
+        (g,) = output_grads
+        return [_grad_like(reshape(g, shape_tuple(x)), x), _no_grad()]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        if _disconnected(eval_points[0]):
+            return [_no_grad()]
+        return [self(eval_points[0], inputs[1])]
 
 
 def _vector_entry(vec: Variable, i: int) -> Variable:

@@ -28,20 +28,20 @@ def tensor_constructor(
     **kwargs: Any,
 ) -> TensorSharedVariable:
     """Arrays and numbers: the Type's dtype is the value's (Python floats float64, Python
-    ints int64), its static shape unknown unless ``shape=`` is given, since values of
-    another shape may be set later."""
+    ints int64, Python bools bool), its static shape unknown unless ``shape=`` is given,
+    since values of another shape may be set later."""
     if kwargs:
         raise TypeError(f"unexpected arguments {sorted(kwargs)}")
-    if isinstance(value, bool):
-        raise TypeError("a Python bool; use numpy.bool_ for a boolean shared variable")
-    if isinstance(value, float):
+    if isinstance(value, bool):  # before int: bool is an int
+        value = np.asarray(value, dtype="bool")
+    elif isinstance(value, float):
         value = np.asarray(value, dtype="float64")
     elif isinstance(value, int):
         value = np.asarray(value, dtype="int64" if _python_dtype(value) != "uint64" else "uint64")
     elif not isinstance(value, np.ndarray):
         value = np.asarray(value)
     if value.dtype.kind not in "biufc":
-        raise TypeError(f"not numeric (dtype {value.dtype})")
+        raise TypeError(f"tensor shared variables hold numbers, not values of dtype {value.dtype}")
     ttype = TensorType(value.dtype, (None,) * value.ndim if shape is None else shape)
     return TensorSharedVariable(
         name=name, type=ttype, value=value, strict=strict, allow_downcast=allow_downcast

@@ -23,6 +23,7 @@ from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.op import Op
 from arignote.tensor.basic import as_tensor_variable, flatten
 from arignote.tensor.elemwise import normalize_axis
+from arignote.tensor.shape import _disconnected, _grad_like, _no_grad, _zero_grad
 from arignote.tensor.type import TensorType
 
 __all__ = ["sort", "argsort"]  # the Ops are reached through this module
@@ -101,7 +102,26 @@ class SortOp(_SortBase):
         x, axis = inputs
         output_storage[0][0] = np.sort(x, self._axis(x, axis), self.kind)
 
-    # -- gradients (pullback through argsort indices) are attached here ---------------------
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """The sorted output is ``x`` permuted by ``argsort(x)``: the gradient goes back
+        through the inverse permutation (``argsort`` of that permutation). Among equal
+        elements, each gets the gradient of the place ``argsort`` gave it. The axis is
+        disconnected."""
+        x, axis = inputs
+        perm = ArgSortOp(self.kind)(x, axis)
+        inverse = ArgSortOp("quicksort")(perm, axis)  # distinct values: any kind will do
+        g = as_tensor_variable(output_grads[0])
+        return [_grad_like(PermuteAlongAxis()(g, inverse, axis), x), _no_grad()]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        x, axis = inputs
+        if _disconnected(eval_points[0]):
+            return [_no_grad()]
+        return [PermuteAlongAxis()(eval_points[0], ArgSortOp(self.kind)(x, axis), axis)]
 
 
 class ArgSortOp(_SortBase):
@@ -115,7 +135,70 @@ class ArgSortOp(_SortBase):
         x, axis = inputs
         output_storage[0][0] = np.argsort(x, self._axis(x, axis), self.kind).astype("int64", copy=False)
 
-    # -- gradients (zero for the input: the output is integer) are attached here ------------
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """Zero: the indices are a step function of ``x``. The axis is disconnected."""
+        return [_zero_grad(inputs[0]), _no_grad()]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        return [_no_grad()]  # integer indices do not move
+
+
+class PermuteAlongAxis(_SortBase):
+    """``numpy.take_along_axis(x, perm, axis)`` for a ``perm`` that holds a permutation of
+    ``range(n)`` along ``axis`` (what ``argsort`` gives): ``PermuteAlongAxis()(x, perm, axis)``.
+
+    The permutation makes the pullback another permutation (by the inverse, ``argsort(perm)``),
+    which is how :class:`SortOp` is differentiated. ``perm`` is not checked to be one.
+    """
+
+    __props__ = ()
+
+    def __init__(self) -> None:  # nothing is sorted here: no kind
+        super().__init__()
+
+    def make_node(self, x: Any, perm: Any, axis: Any = -1) -> Apply:
+        x, axis = self._inputs(x, axis)
+        perm = as_tensor_variable(perm)
+        if perm.type.ndim != x.type.ndim or perm.type.dtype[:3] not in ("int", "uin"):
+            raise TypeError(
+                f"{self}: perm must be an integer tensor of {x.type.ndim} dimensions, got {perm.type}"
+            )
+        shape = tuple(p if p is not None else s for p, s in zip(perm.type.shape, x.type.shape))
+        return Apply(self, [x, perm, axis], [TensorType(x.type.dtype, shape)()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        x, perm, axis = inputs
+        if perm.shape != x.shape:
+            raise ValueError(f"{self}: perm has shape {perm.shape}, the value {x.shape}")
+        output_storage[0][0] = np.take_along_axis(x, perm, axis=self._axis(x, axis))
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        return [shapes[1]]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[True], [False], [False]]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        x, perm, axis = inputs
+        g = as_tensor_variable(output_grads[0])
+        inverse = ArgSortOp("quicksort")(perm, axis)
+        return [_grad_like(self(g, inverse, axis), x), _no_grad(), _no_grad()]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        if _disconnected(eval_points[0]):
+            return [_no_grad()]
+        return [self(eval_points[0], *inputs[1:])]
+
+    def __str__(self) -> str:
+        return "PermuteAlongAxis"
 
 
 def sort(

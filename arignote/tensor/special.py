@@ -24,7 +24,9 @@ from arignote.graph.op import Op
 from arignote.scalar.op import float_dtype_for
 from arignote.tensor.basic import as_tensor_variable
 from arignote.tensor.elemwise import normalize_axis
-from arignote.tensor.math import logsumexp
+from arignote.tensor.math import exp, logsumexp
+from arignote.tensor.math import sum as tsum
+from arignote.tensor.shape import _disconnected, _grad_like, _no_grad
 from arignote.tensor.type import TensorType
 
 __all__ = ["Softmax", "LogSoftmax", "softmax", "log_softmax", "logsumexp"]
@@ -87,7 +89,22 @@ class Softmax(_SoftmaxBase):
             e /= np.sum(e, axis=self.axis, keepdims=True)
         output_storage[0][0] = np.asarray(e)
 
-    # -- gradients (pullback: d - sm * sum(d, axis), d = gz * sm) are attached here ---------
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """``g*s - s * sum(g*s, axis)`` with ``s`` the (bounded) output: no overflow."""
+        (x,), (s,) = inputs, outputs
+        gs = as_tensor_variable(output_grads[0]) * s
+        return [_grad_like(gs - s * tsum(gs, axis=self.axis, keepdims=True), x)]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        """``s * (v - sum(s*v, axis))``."""
+        ((s,), (v,)) = outputs, eval_points
+        if _disconnected(v):
+            return [_no_grad()]
+        return [s * (v - tsum(s * v, axis=self.axis, keepdims=True))]
 
 
 class LogSoftmax(_SoftmaxBase):
@@ -111,7 +128,22 @@ class LogSoftmax(_SoftmaxBase):
             shifted -= np.log(np.sum(np.exp(shifted), axis=self.axis, keepdims=True))
         output_storage[0][0] = np.asarray(shifted)
 
-    # -- gradients (pullback: gz - sum(gz, axis) * softmax(x)) are attached here ------------
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """``g - exp(out) * sum(g, axis)``: ``exp(out)`` is the softmax, at most 1."""
+        (x,), (out,) = inputs, outputs
+        g = as_tensor_variable(output_grads[0])
+        return [_grad_like(g - exp(out) * tsum(g, axis=self.axis, keepdims=True), x)]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        """``v - sum(softmax * v, axis)``."""
+        ((out,), (v,)) = outputs, eval_points
+        if _disconnected(v):
+            return [_no_grad()]
+        return [v - tsum(exp(out) * v, axis=self.axis, keepdims=True)]
 
 
 def softmax(c: Any, axis: Any = None) -> Variable:

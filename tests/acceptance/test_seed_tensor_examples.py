@@ -21,10 +21,6 @@ from arignote.tensor.shape import SpecifyShape
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import TensorConstant, TensorVariable
 
-needs_function = pytest.mark.skipif(
-    not hasattr(arignote, "function"), reason="arignote.function not there yet"
-)
-
 # =========================================================================================
 # The "Types" page
 # =========================================================================================
@@ -280,7 +276,6 @@ class TestGraphStructuresPage:
         # "it is assumed that the Op will not under any circumstances modify the input"
         assert not c.data.flags.writeable
 
-    @needs_function
     def test_constants_are_not_function_inputs(self):
         c = tt.constant(1.0)
         with pytest.raises(TypeError):
@@ -289,7 +284,8 @@ class TestGraphStructuresPage:
     def test_clients_of_the_seed_graph(self):
         # >>> v = theano.tensor.vector()
         # >>> f = theano.function([v], (v+1).sum())
-        # The seed inspects the compiled graph; here the same structure, uncompiled.
+        # The seed inspects the compiled graph (test_seed_compiled_examples.py does);
+        # here the same structure, uncompiled.
         v = tt.vector()
         fgraph = FunctionGraph([v], [(v + 1).sum()])
         topo = fgraph.toposort()
@@ -316,7 +312,6 @@ class TestGraphStructuresPage:
         b = a + a**10
         np.testing.assert_array_equal(b.eval({a: [0, 1, 2]}), [0.0, 2.0, 1026.0])
 
-    @needs_function
     def test_a_plus_a_to_the_tenth_compiled(self):
         a = tt.vector("a")
         b = a + a**10

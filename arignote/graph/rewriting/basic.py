@@ -19,6 +19,7 @@ engine only offers it matching nodes, and every application is attributable: wit
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,7 +27,14 @@ from arignote.configdefaults import config
 from arignote.graph.basic import Apply, AtomicVariable, Variable
 from arignote.graph.fg import FunctionGraph, Output
 
-__all__ = ["NodeRewriter", "node_rewriter", "apply_node_rewriters", "merge_graph", "RewriteError"]
+__all__ = [
+    "NodeRewriter",
+    "RewriteError",
+    "apply_node_rewriters",
+    "constant_folding",
+    "merge_graph",
+    "node_rewriter",
+]
 
 
 class RewriteError(Exception):
@@ -108,7 +116,14 @@ def apply_node_rewriters(
             try:
                 result = rule.transform(fgraph, node)
             except Exception as err:
-                raise RewriteError(f"{rule} raised on {node}: {err!r}") from err
+                if config.on_opt_error == "raise":
+                    raise RewriteError(f"{rule} raised on {node}: {err!r}") from err
+                if config.on_opt_error == "warn":
+                    warnings.warn(
+                        f"rewrite {rule.name} ({rule.where}) raised on {node} and was skipped: {err!r}",
+                        stacklevel=2,
+                    )
+                continue  # a failed rewrite leaves the graph as it was
             if not result:
                 continue
             pairs = _as_replacements(rule, node, result)
@@ -176,3 +191,19 @@ def merge_graph(fgraph: FunctionGraph) -> int:
         fgraph.replace_all(list(zip(node.outputs, other.outputs)), reason="merge")
         merges += 1
     return merges
+
+
+@node_rewriter(None)
+def constant_folding(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """A node whose inputs are all constants is computed once, at compile time, and
+    replaced by constants (unless its Op's ``do_constant_folding`` says no)."""
+    from arignote.graph.basic import Constant
+
+    if not node.inputs or not all(isinstance(i, Constant) for i in node.inputs):
+        return None
+    if not node.op.do_constant_folding(fgraph, node):
+        return None
+    storage = {v: [v.data] for v in node.inputs}
+    storage.update({v: [None] for v in node.outputs})
+    node.op.make_thunk(node, storage, None, [])()
+    return [out.type.make_constant(storage[out][0]) for out in node.outputs]

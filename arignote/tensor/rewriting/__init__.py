@@ -1,0 +1,3 @@
+"""Rewrite rules for tensor graphs; importing this registers them (arignote.tensor does)."""
+
+from arignote.tensor.rewriting import elemwise  # noqa: F401

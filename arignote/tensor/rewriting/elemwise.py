@@ -1,0 +1,43 @@
+"""Rules about Elemwise nodes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.rewriting.basic import node_rewriter
+from arignote.graph.rewriting.db import register_rewrite
+from arignote.scalar.type import upcast
+from arignote.tensor.elemwise import Elemwise
+
+
+@register_rewrite("canonicalize", "fast_run", "fast_compile")
+@node_rewriter([Elemwise])
+def upcast_constant_inputs(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """Give constant inputs the dtype the Elemwise computes in anyway (``x + 1`` with a
+    float64 ``x``: the int8 constant 1 becomes the float64 constant 1.0), when the value
+    converts exactly. Later rules then see one dtype; nothing computes differently."""
+    from arignote.tensor.basic import constant
+
+    (out,) = node.outputs if len(node.outputs) == 1 else (None,)
+    if out is None:
+        return None
+    dtype = out.type.dtype
+    in_dtypes = [i.type.dtype for i in node.inputs]
+    if upcast(*in_dtypes) != dtype:
+        return None  # the op does not simply compute in the promoted dtype (comparisons, casts...)
+    new_inputs = list(node.inputs)
+    changed = False
+    for k, inp in enumerate(node.inputs):
+        if not isinstance(inp, Constant) or inp.type.dtype == dtype:
+            continue
+        value = np.asarray(inp.data)
+        cast_value = value.astype(dtype)
+        if not np.array_equal(cast_value.astype(value.dtype), value, equal_nan=value.dtype.kind in "fc"):
+            continue
+        new_inputs[k] = constant(cast_value)
+        changed = True
+    if not changed:
+        return None
+    return node.op(*new_inputs, return_list=True)

@@ -1,0 +1,157 @@
+"""``Mode``: linker and optimizer by name, the named modes, ``get_mode`` and the
+``including``/``excluding``/``requiring`` queries over the rewrite pipeline."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import arignote.tensor as pt
+from arignote import Mode, function, get_mode
+from arignote.compile import mode as mode_module
+from arignote.compile.mode import (
+    FAST_COMPILE,
+    FAST_RUN,
+    PIPELINE,
+    RewriteQuery,
+    get_default_mode,
+    predefined_modes,
+    register_mode,
+)
+from arignote.configdefaults import config
+from arignote.graph.rewriting.basic import node_rewriter
+from arignote.graph.rewriting.db import RewriteRegistry
+from arignote.link.vm import VMLinker
+from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.math import exp, log
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    """A private rewrite registry with one rule, ``log(exp(x)) -> x``, in ``canonicalize``,
+    tagged ``fast_run`` and ``logexp`` (and ``fast_compile`` only when asked)."""
+    reg = RewriteRegistry()
+    monkeypatch.setattr(mode_module, "rewrite_registry", reg)
+
+    def register(*tags):
+        @node_rewriter([Elemwise])
+        def log_exp(fgraph, node):
+            if node.op == log and node.inputs[0].owner is not None and node.inputs[0].owner.op == exp:
+                return [node.inputs[0].owner.inputs[0]]
+            return None
+
+        reg.register("canonicalize", log_exp, *tags)
+
+    return register
+
+
+def _ops(f):
+    return [type(n.op).__name__ + ":" + str(n.op) for n in f.maker.fgraph.toposort()]
+
+
+def test_mode_by_names():
+    m = Mode(linker="py", optimizer="fast_run")
+    assert isinstance(m.linker, VMLinker) and m.linker.allow_gc
+    assert m.optimizer == RewriteQuery()
+    assert Mode("vm_nogc", None).linker.allow_gc is False
+    assert Mode(linker=None).linker == VMLinker()
+    assert Mode("cvm", "merge").query.stages == ("merge",)
+    assert Mode(optimizer="None").query.stages == ()
+    with pytest.raises(ValueError, match="Unknown linker 'c'"):
+        Mode(linker="c")
+    with pytest.raises(ValueError, match="Unknown optimizer 'fast'"):
+        Mode(optimizer="fast")
+    q = RewriteQuery(include=frozenset({"x"}))
+    assert Mode(optimizer=q).query is q
+
+
+def test_named_modes_and_get_mode():
+    assert get_mode("FAST_RUN") is FAST_RUN and get_mode(FAST_COMPILE) is FAST_COMPILE
+    assert get_mode(None) is FAST_RUN is get_default_mode()  # config.mode's default
+    assert predefined_modes["PYTHON"] is FAST_RUN
+    assert FAST_RUN.query.stages == tuple(name for name, _ in PIPELINE)
+    assert FAST_COMPILE.query.stages == ("merge", "canonicalize")
+    with config.change_flags(mode="FAST_COMPILE"):
+        assert get_mode(None) is FAST_COMPILE
+    with pytest.raises(ValueError, match="Unknown mode 'FAST'"):
+        get_mode("FAST")
+    with pytest.raises(TypeError, match="mode must be a Mode"):
+        get_mode(3)
+    assert "FAST_RUN(linker=VMLinker(allow_gc=True)" in str(FAST_RUN)
+
+
+def test_register_mode():
+    mine = Mode("vm_nogc", "merge", name="MINE")
+    register_mode("MINE_FOR_TEST", mine)
+    try:
+        assert get_mode("MINE_FOR_TEST") is mine
+        x = pt.dscalar("x")
+        assert function([x], x + 1, mode="MINE_FOR_TEST").maker.mode is mine
+        with pytest.raises(ValueError, match="already registered"):
+            register_mode("MINE_FOR_TEST", mine)
+    finally:
+        del predefined_modes["MINE_FOR_TEST"]
+
+
+def test_including_excluding_requiring_are_new_modes():
+    m = FAST_RUN.including("a", "b").excluding("c").requiring("d")
+    assert m.query.include == {"fast_run", "a", "b"}
+    assert m.query.exclude == {"c"} and m.query.require == {"d"}
+    assert m.linker is FAST_RUN.linker and m.name == "FAST_RUN"
+    assert FAST_RUN.query.include == {"fast_run"}  # unchanged
+    assert m.clone(name="other").name == "other"
+
+
+def test_rules_run_by_tag(registry):
+    registry("fast_run", "logexp")
+    x = pt.dvector("x")
+    out = log(exp(x))
+    assert not any("Log" in op for op in _ops(function([x], out)))  # FAST_RUN has it
+    assert any("Log" in op for op in _ops(function([x], out, mode=FAST_RUN.excluding("logexp"))))
+    assert any("Log" in op for op in _ops(function([x], out, mode=FAST_COMPILE)))  # not tagged
+    assert not any("Log" in op for op in _ops(function([x], out, mode=FAST_COMPILE.including("logexp"))))
+    assert any("Log" in op for op in _ops(function([x], out, mode=FAST_RUN.requiring("other_tag"))))
+    assert not any("Log" in op for op in _ops(function([x], out, mode=FAST_RUN.requiring("logexp"))))
+    # excluding a stage skips the whole stage
+    assert any("Log" in op for op in _ops(function([x], out, mode=FAST_RUN.excluding("canonicalize"))))
+    # the rewritten function still computes the same thing
+    a = np.array([0.5, 2.0])
+    np.testing.assert_allclose(function([x], out)(a), a)
+
+
+def test_rewrite_timings_are_recorded():
+    x = pt.dvector("x")
+    f = function([x], x + x)
+    assert set(f.maker.rewrite_timings) == {name for name, _ in PIPELINE}
+    assert f.maker.rewrite_time >= 0 and f.maker.build_time >= 0 and f.maker.link_time > 0
+    g = function([x], x + x, mode=FAST_RUN.excluding("fusion", "inplace"))
+    assert "fusion" not in g.maker.rewrite_timings and "inplace" not in g.maker.rewrite_timings
+
+
+def test_merge_runs_in_every_mode_but_none():
+    x = pt.dvector("x")
+    out = pt.exp(x) + pt.exp(x)
+    merged = function([x], out)
+    assert len(merged.maker.fgraph.apply_nodes) == 2
+    assert len(function([x], out, mode=FAST_COMPILE).maker.fgraph.apply_nodes) == 2
+    plain = function([x], out, mode=Mode(optimizer=None))
+    assert len(plain.maker.fgraph.apply_nodes) == 3
+    np.testing.assert_allclose(plain(np.zeros(2)), [2.0, 2.0])
+
+
+def test_rewriting_never_changes_the_users_graph():
+    x = pt.dvector("x")
+    out = pt.exp(x) + pt.exp(x)
+    first_exp = out.owner.inputs[0].owner
+    function([x], out)
+    assert out.owner.inputs[0].owner is first_exp
+    assert out.owner.inputs[1].owner is not first_exp
+
+
+def test_linkers_give_the_same_results():
+    x = pt.dmatrix("x")
+    out = (pt.exp(x) * 2).sum(axis=0)
+    a = np.arange(6.0).reshape(2, 3)
+    results = [function([x], out, mode=Mode(linker=name))(a) for name in ("py", "vm", "cvm", "vm_nogc")]
+    for r in results[1:]:
+        np.testing.assert_array_equal(r, results[0])

@@ -4,14 +4,15 @@ The public API follows PyTensor 3's, so ``import arignote as pytensor`` is meant
 for what is implemented.
 """
 
-# after the graph core: these import the tensor layer (tensor shared variables register
-# themselves with `shared` on import)
+# importing arignote.tensor registers the tensor shared-variable constructor and the
+# tensor rewrite rules
 import arignote.tensor  # noqa: F401
 from arignote.compile import In, Mode, Out, function, get_mode, shared
 from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import Op
+from arignote.gradient import grad
 from arignote.graph.type import Type
 from arignote.ifelse import ifelse
 from arignote.printing import debugprint, dprint, pprint, pydotprint
@@ -33,6 +34,7 @@ __all__ = [
     "debugprint",
     "dprint",
     "function",
+    "grad",
     "get_mode",
     "ifelse",
     "pprint",

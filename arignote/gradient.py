@@ -353,7 +353,11 @@ def _backpropagate_nodes(
                 out_connected.append(False)
                 out_null.append(False)
                 continue
-            g = ts[0] if len(ts) == 1 else _sum_terms(ts)
+            if len(ts) == 1:
+                g = ts[0]
+            else:  # every term has arrived (the nodes are visited in reverse order)
+                g = _sum_terms(ts)
+                terms[out] = [g]  # summed once, also for the caller
             if _is_disconnected(g):
                 out_grads.append(g)
                 out_connected.append(False)

@@ -200,12 +200,47 @@ class IfElse(Op):
             pattern.extend([j == i for j in range(n)] for i in range(n))
         return pattern
 
-    # Gradient rule (issue 5) goes here: ``pullback(inputs, outputs, output_grads)``
-    # returns a zero gradient for the condition and, for the branches, two IfElse nodes
-    # on the same condition: ``ifelse(cond, g_i, zeros_like(then_i))`` for ``then_i``
-    # and ``ifelse(cond, zeros_like(else_i), g_i)`` for ``else_i`` (zeros of the
-    # gradient's dtype), so the backward pass stays lazy too. ``pushforward`` is
-    # ``IfElse(n)(cond, *then_eval_points, *else_eval_points)``.
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """The condition gets a zero gradient; ``then_i`` gets ``g_i`` where the condition
+        held and zeros otherwise, ``else_i`` the other way round. Both are IfElse nodes on
+        the same condition, so the untaken branch's values are not computed for them."""
+        from arignote.gradient import _float_zeros_like, _is_disconnected, disconnected_type
+        from arignote.tensor.alloc import zeros_like
+        from arignote.tensor.math import cast
+
+        n = self.n_outs
+        cond, thens, elses = inputs[0], inputs[1 : 1 + n], inputs[1 + n :]
+        then_terms, else_terms = [], []
+        for g, t, e in zip(output_grads, thens, elses):
+            if _is_disconnected(g):
+                then_terms.append(disconnected_type())
+                else_terms.append(disconnected_type())
+                continue
+            zero = zeros_like(g)
+            then_terms.append(_fit(ifelse(cond, g, zero), t, cast))
+            else_terms.append(_fit(ifelse(cond, zero, g), e, cast))
+        return [_float_zeros_like(cond), *then_terms, *else_terms]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Variable]
+    ) -> list:
+        """The tangent of output ``i`` is the chosen branch's tangent."""
+        from arignote.gradient import _float_zeros_like, _is_disconnected
+
+        n = self.n_outs
+        ts = list(tangents[1:])
+        branches = [_float_zeros_like(v) if _is_disconnected(t) else t for v, t in zip(inputs[1:], ts)]
+        return IfElse(n)(inputs[0], *branches, return_list=True)
+
+
+def _fit(g: Variable, x: Variable, cast: Any) -> Variable:
+    """``g`` in ``x``'s float dtype (integer branches get a floatX gradient)."""
+    from arignote.configdefaults import config
+
+    dtype = x.type.dtype if np.dtype(x.type.dtype).kind in "fc" else config.floatX
+    return cast(g, dtype)
 
 
 # --- helpers -----------------------------------------------------------------------------

@@ -693,6 +693,9 @@ class TestReversePassGraph:
         assert len(adds) == 3 and all(len(n.inputs) == 2 for n in adds)
         assert len([n for n in back if str(n.op) == "Mul"]) == 1  # d(b*b)/db built once
         np.testing.assert_allclose(ev(g, {a: np.array([1.0, 2.0])}), 16 * np.array([1.0, 2.0]))
+        # asked for an intermediate too, the same summed gradient is returned (not re-added)
+        gb, ga = grad(d.sum(), [b, a])
+        assert ga.owner.inputs == [gb, gb]
 
     def test_each_node_is_differentiated_once(self):
         calls = collections.Counter()
@@ -908,6 +911,31 @@ class TestJacobianHessian:
         xv, pv = RNG.uniform(-1, 1, 3), RNG.uniform(-1, 1, 3)
         hv = hessian_vector_product(cost, x, p)
         np.testing.assert_allclose(ev(hv, {x: xv, p: pv}), ev(hessian(cost, x), {x: xv}) @ pv)
+
+    @pytest.mark.parametrize(
+        "case",
+        ["concatenate", "reshape", "cumsum", "split", "alloc", "softmax", "dot", "matmul", "sort"],
+    )
+    def test_jacobian_through_tensor_ops(self, case):
+        x = pt.dvector("x")
+        build = {
+            "concatenate": lambda: pt.concatenate([pt.exp(x), x * 2.0]),
+            "reshape": lambda: pt.reshape(pt.exp(x), (2, 3)).sum(axis=0),
+            "cumsum": lambda: pt.cumsum(pt.exp(x)),
+            "split": lambda: pt.split(pt.exp(x), [2, 4], 2)[1],
+            "alloc": lambda: pt.alloc(pt.exp(x), 2, 6).sum(axis=0),
+            "softmax": lambda: pt.special.softmax(x),
+            "dot": lambda: pt.dot(x, pt.reshape(x, (6, 1)) * pt.ones((6, 3))),
+            "matmul": lambda: pt.matmul(pt.reshape(x, (2, 3)), pt.reshape(pt.exp(x), (3, 2))),
+            "sort": lambda: pt.sort(x * x),
+        }
+        y = build[case]()
+        j = jacobian(y, x)
+        xv = RNG.uniform(0.1, 1.0, 6)
+        np.testing.assert_allclose(ev(j, {x: xv}), fd_jacobian(lambda a: ev(y, {x: a}), xv), atol=1e-7)
+        batched = [n for n in nodes_of(j) if isinstance(n.op, Batched)]
+        if case != "sort":  # every Op in these gradients has a batching rule
+            assert not batched
 
     def test_vectorize_graph_fallback_is_one_node(self):
         class RowNorm(Op):  # no batching rule: wrapped in Batched

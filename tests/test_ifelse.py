@@ -492,14 +492,6 @@ def test_connection_pattern():
     ]
 
 
-def test_no_gradient_yet():
-    c = pt.iscalar("c")
-    x = pt.dvector("x")
-    node = ifelse(c, x, x + 1).owner
-    with pytest.raises(NotImplementedError):
-        node.op.grad(node.inputs, [x])
-
-
 def test_top_level_export():
     assert arignote.ifelse is ifelse
     assert "ifelse" in arignote.__all__
@@ -813,3 +805,50 @@ def test_lazy_vm_profiles_the_nodes_that_ran():
     np.testing.assert_array_equal(out_cell[0], [1.0])
     ran = [str(n.op) for n in rec.nodes]
     assert ran == ["Count{tag='else'}", "if{}"]  # the lazy node once, though called twice
+
+
+# --- gradients ----------------------------------------------------------------------------
+
+
+def test_ifelse_gradient_follows_the_taken_branch():
+    import arignote
+    from arignote.gradient import grad, verify_grad
+
+    c = pt.dscalar("c")
+    x, y = pt.dvector("x"), pt.dvector("y")
+    out = ifelse(c > 0, x * x, pt.sin(y))
+    f = arignote.function([c, x, y], grad(pt.sum(out), [x, y, c]))
+    xv, yv = np.array([1.0, 2.0]), np.array([0.0, 1.0])
+    gx, gy, gc = f(1.0, xv, yv)
+    np.testing.assert_allclose(gx, 2 * xv)
+    np.testing.assert_allclose(gy, [0.0, 0.0])
+    assert float(gc) == 0.0
+    gx, gy, gc = f(-1.0, xv, yv)
+    np.testing.assert_allclose(gx, [0.0, 0.0])
+    np.testing.assert_allclose(gy, np.cos(yv))
+    for cond in (1.0, -1.0):
+        verify_grad(
+            lambda x, y, cond=cond: ifelse(pt.constant(cond) > 0, x * x, pt.sin(y)),
+            [xv + 0.5, yv + 0.5],
+            rng=np.random.default_rng(0),
+        )
+
+
+class CountWithGrad(Count):
+    """Count, differentiable (identity): its gradient node counts its runs too."""
+
+    def pullback(self, inputs, outputs, output_grads):
+        return [CountWithGrad(self.tag + "-grad")(output_grads[0])]
+
+
+def test_ifelse_gradient_is_lazy():
+    import arignote
+    from arignote.gradient import grad
+
+    c = pt.dscalar("c")
+    x = pt.dvector("x")
+    out = ifelse(c > 0, x * 2.0, CountWithGrad("else")(x))
+    f = arignote.function([c, x], grad(pt.sum(out), x))
+    np.testing.assert_allclose(f(1.0, np.ones(3)), [2.0, 2.0, 2.0])
+    assert CALLS["else"] == 0  # the untaken branch's forward value is not computed
+    np.testing.assert_allclose(f(-1.0, np.ones(3)), [1.0, 1.0, 1.0])

@@ -9,10 +9,10 @@ for what is implemented.
 import arignote.tensor  # noqa: F401
 from arignote.compile import In, Mode, Out, function, get_mode, shared
 from arignote.configdefaults import config
+from arignote.gradient import grad
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import Op
-from arignote.gradient import grad
 from arignote.graph.type import Type
 from arignote.ifelse import ifelse
 from arignote.printing import debugprint, dprint, pprint, pydotprint

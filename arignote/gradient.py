@@ -9,6 +9,10 @@ through two reverse passes. ``jacobian`` builds one batched reverse pass (the ro
 the Jacobian are not built one by one), and ``verify_grad`` checks a gradient against
 central finite differences.
 
+The "no gradient" terms, the identity Ops that change only the backward pass
+(``zero_grad``, ``grad_clip``...) and ``verify_grad`` are in ``arignote._gradient``; import
+them from here.
+
 >>> import arignote.tensor as pt
 >>> from arignote.gradient import grad
 >>> x = pt.dscalar("x")
@@ -25,12 +29,38 @@ from typing import Any
 
 import numpy as np
 
+from arignote._gradient.check import GradientError, numeric_grad, verify_grad
+from arignote._gradient.ops import (
+    DisconnectedGrad,
+    GradClip,
+    GradScale,
+    UndefinedGrad,
+    ViewOp,
+    ZeroGrad,
+    disconnected_grad,
+    grad_clip,
+    grad_scale,
+    undefined_grad,
+    zero_grad,
+)
+from arignote._gradient.ops import disconnected_grad_ as disconnected_grad_
+from arignote._gradient.ops import undefined_grad_ as undefined_grad_
+from arignote._gradient.ops import zero_grad_ as zero_grad_
+from arignote._gradient.terms import (
+    DisconnectedType,
+    _float_zeros_like,
+    _is_disconnected,
+    _is_discrete,
+    _is_null,
+    _match_dtype,
+    disconnected_type,
+    grad_not_implemented,
+    grad_undefined,
+)
 from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Variable
-from arignote.graph.null_type import NullType
 from arignote.graph.op import Op
 from arignote.graph.traversal import io_toposort
-from arignote.graph.type import Type
 from arignote.graph.utils import gc_paused
 
 __all__ = [
@@ -67,28 +97,7 @@ __all__ = [
 ]
 
 
-# --- the "no gradient" Types and the errors -------------------------------------------------
-
-
-class DisconnectedType(Type):
-    """The Type of a gradient that does not exist because the cost does not depend on
-    the Variable at all (as opposed to a zero gradient)."""
-
-    def filter(self, data: Any, strict: bool = False, allow_downcast: bool | None = None) -> Any:
-        raise AssertionError("DisconnectedType Variables stand for no value; nothing can be stored in them")
-
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other)
-
-    def __hash__(self) -> int:
-        return hash(type(self))
-
-    def __str__(self) -> str:
-        return "DisconnectedType"
-
-
-#: calling it, ``disconnected_type()``, makes a new "no gradient here" Variable
-disconnected_type = DisconnectedType()
+# --- the errors of grad ------------------------------------------------------------------
 
 
 class DisconnectedInputError(ValueError):
@@ -97,75 +106,6 @@ class DisconnectedInputError(ValueError):
 
 class NullTypeGradError(TypeError):
     """A gradient needed by ``grad`` is undefined or not implemented (a NullType term)."""
-
-
-class GradientError(Exception):
-    """``verify_grad`` found the symbolic gradient disagreeing with finite differences.
-
-    ``arg``: the input; ``err_pos``: the index of its worst element; ``val1``/``val2``:
-    the analytic and numeric gradients there; ``abs_err``/``rel_err``: their differences.
-    """
-
-    def __init__(
-        self,
-        arg: int,
-        err_pos: Any,
-        shape: tuple,
-        val1: Any,
-        val2: Any,
-        abs_err: Any,
-        rel_err: Any,
-        abs_tol: float,
-        rel_tol: float,
-    ):
-        super().__init__()
-        self.arg, self.err_pos, self.shape = arg, err_pos, shape
-        self.val1, self.val2 = val1, val2
-        self.abs_err, self.rel_err = abs_err, rel_err
-        self.abs_tol, self.rel_tol = abs_tol, rel_tol
-
-    def __str__(self) -> str:
-        return (
-            f"GradientError: the analytic and the numeric gradient differ for input {self.arg} "
-            f"(shape {self.shape}); worst at index {self.err_pos}: analytic {self.val1!r}, numeric "
-            f"{self.val2!r}, absolute error {self.abs_err:.3g} (tolerance {self.abs_tol:g}), "
-            f"relative error {self.rel_err:.3g} (tolerance {self.rel_tol:g})"
-        )
-
-
-def grad_undefined(op: Any, x_pos: int, x: Variable, comment: str = "") -> Variable:
-    """The gradient of ``op`` with respect to its input ``x_pos`` is mathematically undefined."""
-    return NullType(
-        f"This variable is NullType because the gradient of {op} with respect to input "
-        f"{x_pos} ({x}) is undefined. {comment}".strip()
-    )()
-
-
-def grad_not_implemented(op: Any, x_pos: int, x: Variable, comment: str = "") -> Variable:
-    """The gradient of ``op`` with respect to its input ``x_pos`` exists but is not implemented."""
-    return NullType(
-        f"This variable is NullType because the gradient of {op} with respect to input "
-        f"{x_pos} ({x}) is not implemented. {comment}".strip()
-    )()
-
-
-def _is_disconnected(v: Any) -> bool:
-    return isinstance(getattr(v, "type", None), DisconnectedType)
-
-
-def _is_null(v: Any) -> bool:
-    return isinstance(getattr(v, "type", None), NullType)
-
-
-def _is_discrete(v: Variable) -> bool:
-    dtype = getattr(v.type, "dtype", None)
-    return dtype is not None and np.dtype(dtype).kind in "biu"
-
-
-def _float_zeros_like(v: Variable) -> Variable:
-    from arignote.tensor.alloc import zeros_like
-
-    return zeros_like(v, dtype=config.floatX if _is_discrete(v) else None)
 
 
 def _as_list(x: Any) -> tuple[list, bool]:
@@ -177,20 +117,6 @@ def _as_list(x: Any) -> tuple[list, bool]:
 def _check_choice(name: str, value: Any, allowed: tuple) -> None:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-
-
-def _match_dtype(v: Variable, g: Variable) -> Variable:
-    """``g``, a gradient or tangent for ``v``, cast to ``v``'s dtype when both are floats
-    that differ (so a float32 graph keeps float32 gradients)."""
-    vd = getattr(v.type, "dtype", None)
-    gd = getattr(g.type, "dtype", None)
-    if vd is None or gd is None or vd == gd:
-        return g
-    if np.dtype(vd).kind in "fc" and np.dtype(gd).kind in "fc":
-        from arignote.tensor.math import cast
-
-        return cast(g, vd)
-    return g
 
 
 # --- the reverse pass ----------------------------------------------------------------------
@@ -972,166 +898,6 @@ def hessian_vector_product(cost: Variable, wrt: Any, p: Any, **grad_kwargs: Any)
     return results if was_list else results[0]
 
 
-# --- identity Ops that change only the backward pass ---------------------------------------
-
-
-class ViewOp(Op):
-    """Returns its input (a view of it); subclasses change only what the gradient does."""
-
-    __props__ = ()
-    view_map = {0: [0]}
-
-    def make_node(self, x: Any) -> Apply:
-        if not isinstance(x, Variable):
-            from arignote.tensor.basic import as_tensor_variable
-
-            x = as_tensor_variable(x)
-        return Apply(self, [x], [x.type()])
-
-    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
-        output_storage[0][0] = inputs[0]
-
-    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
-        return [shapes[0]]
-
-    def pullback(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
-    ) -> list:
-        return [output_grads[0]]
-
-    def pushforward(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Any]
-    ) -> list:
-        t = tangents[0]
-        return [disconnected_type() if t is None else t]
-
-
-class ZeroGrad(ViewOp):
-    """Identity forward; a zero gradient backward."""
-
-    def pullback(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
-    ) -> list:
-        return [_float_zeros_like(inputs[0])]
-
-    def pushforward(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Any]
-    ) -> list:
-        return [_float_zeros_like(inputs[0])]
-
-
-class UndefinedGrad(ViewOp):
-    """Identity forward; an undefined gradient backward (``grad`` raises through it)."""
-
-    def pullback(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
-    ) -> list:
-        return [grad_undefined(self, 0, inputs[0], "undefined_grad() marks it so")]
-
-    def pushforward(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Any]
-    ) -> list:
-        return [grad_undefined(self, 0, inputs[0], "undefined_grad() marks it so")]
-
-
-class DisconnectedGrad(ViewOp):
-    """Identity forward; backward, the input counts as not used at all."""
-
-    def connection_pattern(self, node: Apply) -> list[list[bool]]:
-        return [[False]]
-
-    def pullback(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
-    ) -> list:
-        return [disconnected_type()]
-
-    def pushforward(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Any]
-    ) -> list:
-        return [disconnected_type()]
-
-
-class GradClip(ViewOp):
-    """Identity forward; backward, the gradient is clipped to ``[lower, upper]``."""
-
-    __props__ = ("clip_lower_bound", "clip_upper_bound")
-
-    def __init__(self, clip_lower_bound: float, clip_upper_bound: float):
-        if not clip_lower_bound <= clip_upper_bound:
-            raise ValueError(
-                f"grad_clip: the lower bound {clip_lower_bound} is above the upper bound {clip_upper_bound}"
-            )
-        self.clip_lower_bound = clip_lower_bound
-        self.clip_upper_bound = clip_upper_bound
-
-    def pullback(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
-    ) -> list:
-        from arignote.tensor.math import clip
-
-        (g,) = output_grads
-        return [_match_dtype(inputs[0], clip(g, self.clip_lower_bound, self.clip_upper_bound))]
-
-
-class GradScale(ViewOp):
-    """Identity forward; backward, the gradient is multiplied by ``multiplier``."""
-
-    __props__ = ("multiplier",)
-
-    def __init__(self, multiplier: Any):
-        self.multiplier = multiplier
-
-    def pullback(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
-    ) -> list:
-        (g,) = output_grads
-        return [_match_dtype(inputs[0], g * self.multiplier)]
-
-    def pushforward(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Any]
-    ) -> list:
-        (t,) = tangents
-        if t is None or _is_disconnected(t):
-            return [disconnected_type()]
-        return [_match_dtype(inputs[0], t * self.multiplier)]
-
-
-zero_grad_ = ZeroGrad()
-undefined_grad_ = UndefinedGrad()
-disconnected_grad_ = DisconnectedGrad()
-
-
-def zero_grad(x: Any) -> Variable:
-    """``x`` itself, whose gradient is zero (as if it were a constant, but connected)."""
-    return zero_grad_(x)
-
-
-def undefined_grad(x: Any) -> Variable:
-    """``x`` itself, whose gradient is undefined: ``grad`` through it raises."""
-    return undefined_grad_(x)
-
-
-def disconnected_grad(x: Any) -> Variable:
-    """``x`` itself, through which no gradient flows (the input counts as disconnected)."""
-    return disconnected_grad_(x)
-
-
-def grad_clip(x: Any, lower_bound: float, upper_bound: float) -> Variable:
-    """``x`` itself, whose gradient is clipped to ``[lower_bound, upper_bound]``.
-
-    >>> import arignote.tensor as pt
-    >>> x = pt.dscalar("x")
-    >>> float(grad(grad_clip(x, -1.0, 1.0) ** 2, x).eval({x: 3.0}))
-    1.0
-    """
-    return GradClip(lower_bound, upper_bound)(x)
-
-
-def grad_scale(x: Any, multiplier: Any) -> Variable:
-    """``x`` itself, whose gradient is multiplied by ``multiplier``."""
-    return GradScale(multiplier)(x)
-
-
 # --- gradients of a part of a graph -----------------------------------------------------------
 
 
@@ -1181,166 +947,3 @@ def subgraph_grad(
     if details:
         return wrt_grads, end_grads, start_grads, cost_grads
     return wrt_grads, end_grads
-
-
-# --- checking gradients numerically -----------------------------------------------------------
-
-# Central differences: the truncation error is O(eps^2) and the rounding error about
-# (machine epsilon x |cost|) / eps; these steps balance the two for each precision.
-_TYPE_EPS = {"float64": 1e-6, "float32": 4e-3, "float16": 1e-1}
-# An element fails only when both its absolute and its relative error are above these.
-_TYPE_TOL = {"float64": 1e-4, "float32": 1e-2, "float16": 5e-2}
-
-
-class numeric_grad:
-    """Central finite-difference gradient of the scalar function ``f`` at the float
-    arrays ``pt``: ``gf[i]`` is shaped like ``pt[i]``.
-
-    ``eps`` defaults by the least precise dtype among ``pt``. Each element is moved by
-    ``+eps`` and ``-eps`` and divided by the step actually taken (after rounding).
-    """
-
-    type_eps = _TYPE_EPS
-
-    def __init__(self, f: Callable, pt: Sequence[np.ndarray], eps: float | None = None):
-        arrays = [np.array(p, copy=True) for p in pt]
-        for i, a in enumerate(arrays):
-            if a.dtype.name not in self.type_eps:
-                raise TypeError(
-                    f"numeric_grad: input {i} has dtype {a.dtype}; only real float inputs can be moved"
-                )
-        if eps is None:
-            eps = max(self.type_eps[a.dtype.name] for a in arrays)
-        self.eps = eps
-        self.gf = []
-        for a in arrays:
-            g = np.zeros(a.shape, dtype="float64")
-            flat = a.reshape(-1)  # a view: moving flat[j] moves a
-            gflat = g.reshape(-1)
-            for j in range(flat.size):
-                orig = flat[j]
-                flat[j] = orig + eps
-                hi = float(flat[j])
-                f_hi = float(np.asarray(f(*arrays), dtype="float64"))
-                flat[j] = orig - eps
-                lo = float(flat[j])
-                f_lo = float(np.asarray(f(*arrays), dtype="float64"))
-                flat[j] = orig
-                gflat[j] = (f_hi - f_lo) / (hi - lo)
-            self.gf.append(g)
-
-    @staticmethod
-    def abs_rel_err(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Absolute and relative differences of ``a`` and ``b`` (relative to the larger)."""
-        a = np.asarray(a, dtype="float64")
-        b = np.asarray(b, dtype="float64")
-        abs_err = np.abs(a - b)
-        scale = np.maximum(np.abs(a), np.abs(b))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rel_err = np.where(scale > 0, abs_err / np.where(scale > 0, scale, 1.0), 0.0)
-        return abs_err, rel_err
-
-    def worst(
-        self, analytic: Sequence[np.ndarray], abs_tol: float, rel_tol: float
-    ) -> tuple[float, int, tuple, float, float, float, float] | None:
-        """The element that fails by the largest margin: ``(margin, input, index, analytic,
-        numeric, abs_err, rel_err)``, or ``None`` if none fails."""
-        best = None
-        for i, (a, n) in enumerate(zip(analytic, self.gf)):
-            a = np.asarray(a, dtype="float64").reshape(n.shape)
-            abs_err, rel_err = self.abs_rel_err(a, n)
-            bad = ~((abs_err <= abs_tol) | (rel_err <= rel_tol))  # NaN fails too
-            if not bad.any():
-                continue
-            margin = np.where(bad, np.fmin(abs_err / abs_tol, rel_err / rel_tol), -1.0)
-            margin = np.where(np.isnan(margin) & bad, np.inf, margin)
-            flat = int(np.argmax(margin))
-            pos = np.unravel_index(flat, n.shape)
-            m = float(margin.reshape(-1)[flat])
-            if best is None or m > best[0]:
-                best = (
-                    m,
-                    i,
-                    tuple(int(p) for p in pos),
-                    float(a[pos]),
-                    float(n[pos]),
-                    float(abs_err[pos]),
-                    float(rel_err[pos]),
-                )
-        return best
-
-
-def verify_grad(
-    fun: Callable,
-    pt: Sequence[Any],
-    n_tests: int = 2,
-    rng: Any = None,
-    eps: float | None = None,
-    out_type: str | None = None,
-    abs_tol: float | None = None,
-    rel_tol: float | None = None,
-    mode: Any = None,
-    cast_to_output_type: bool = False,
-    no_debug_ref: bool = True,
-) -> None:
-    """Check the symbolic gradient of ``fun`` at the point ``pt`` against central finite
-    differences; raise :class:`GradientError` (naming the worst element) if they differ.
-
-    ``fun`` takes one symbolic tensor per array of ``pt`` and returns one tensor. The
-    cost checked is ``sum(fun(*pt) * r)`` for a random projection ``r`` (``n_tests``
-    different ones, drawn from ``rng``). ``eps`` and the tolerances default by dtype
-    (float64: 1e-6 and 1e-4, float32: 4e-3 and 1e-2); an element fails when its absolute
-    error is above ``abs_tol`` and its relative error above ``rel_tol``. ``mode`` is
-    passed to ``function``. ``out_type``, ``cast_to_output_type`` and ``no_debug_ref`` are
-    accepted for PyTensor compatibility.
-    """
-    from arignote.compile.function import function
-    from arignote.tensor.basic import as_tensor_variable
-    from arignote.tensor.math import sum as tsum
-    from arignote.tensor.type import TensorType
-
-    if not isinstance(pt, (list, tuple)):
-        raise TypeError(f"verify_grad: pt must be a list of arrays, got {type(pt).__name__}")
-    arrays = [np.array(p) for p in pt]
-    for i, a in enumerate(arrays):
-        if a.dtype.name not in _TYPE_EPS:
-            raise TypeError(
-                f"verify_grad: input {i} has dtype {a.dtype}; only real float inputs can be checked "
-                "(give float arrays)"
-            )
-    if rng is None:
-        rng = np.random.default_rng(20240917)
-    symbolic = [
-        TensorType(a.dtype.name, tuple(1 if s == 1 else None for s in a.shape))(f"input {i}")
-        for i, a in enumerate(arrays)
-    ]
-    out = fun(*symbolic)
-    if isinstance(out, (list, tuple)):
-        if len(out) != 1:
-            raise TypeError(f"verify_grad: fun must return one tensor, got {len(out)}")
-        (out,) = out
-    out = as_tensor_variable(out)
-    if np.dtype(out.type.dtype).kind not in "f":
-        raise TypeError(f"verify_grad: fun returned {out.type}; its output must be a real float tensor")
-    dtypes = [a.dtype.name for a in arrays] + [out.type.dtype]
-    if eps is None:
-        eps = max(_TYPE_EPS.get(d, 1e-6) for d in dtypes)
-    if abs_tol is None:
-        abs_tol = max(_TYPE_TOL.get(d, 1e-4) for d in dtypes)
-    if rel_tol is None:
-        rel_tol = max(_TYPE_TOL.get(d, 1e-4) for d in dtypes)
-    out_fn = function(symbolic, out, mode=mode, on_unused_input="ignore")
-    out_shape = np.shape(out_fn(*arrays))
-    proj = TensorType(out.type.dtype, tuple(1 if s == 1 else None for s in out_shape))("random_projection")
-    cost = tsum(out * proj)
-    cost_fn = function([*symbolic, proj], cost, mode=mode, on_unused_input="ignore")
-    grads = grad(cost, symbolic, disconnected_inputs="ignore")
-    grad_fn = function([*symbolic, proj], grads, mode=mode, on_unused_input="ignore")
-    for _ in range(n_tests):
-        r = np.asarray(rng.uniform(0.5, 1.5, size=out_shape), dtype=out.type.dtype)
-        analytic = grad_fn(*arrays, r)
-        numeric = numeric_grad(lambda *xs, r=r: cost_fn(*xs, r), arrays, eps)
-        worst = numeric.worst(analytic, abs_tol, rel_tol)
-        if worst is not None:
-            _, i, pos, a_val, n_val, abs_err, rel_err = worst
-            raise GradientError(i, pos, arrays[i].shape, a_val, n_val, abs_err, rel_err, abs_tol, rel_tol)

@@ -12,7 +12,7 @@ import pytest
 
 import arignote
 import arignote.tensor as pt
-from arignote.compile import profiling
+from arignote.compile.debug import profiling
 from arignote.compile.mode import Mode
 from arignote.compile.profiling import ProfileStats, fast_impls, register_fast_impl
 from arignote.graph.basic import Apply

@@ -1,20 +1,30 @@
-"""Per-call overhead of a compiled function with one tiny input.
+"""Per-call overhead of a compiled function on tiny inputs.
 
-The graph is ``x + 1`` on a 0-d array and on a 3-element vector: the work is nothing, so
-the time per call is what calling costs (checking the input, running the graph's glue,
-returning the output). Measured in the same run:
+The work is nothing, so the time per call is what calling costs (checking the inputs,
+running the graph's glue, returning the output). The cases (``--cases``):
 
-* NumPy: ``x + 1.0`` called directly (the floor);
-* arignote: ``function([x], x + 1)`` called with and without ``trust_input=True``, and its
-  graph runner alone (``f.vm()``, the input already in place) to split the cost;
+* ``scalar``, ``vector3``: ``x + 1`` on a 0-d array and on a 3-element vector;
+* ``chain100``: ``y = tanh(y * 0.9)`` 50 times on a 3-element vector (100 elementwise
+  nodes): the cost per node of a graph's glue;
+* ``mlp``: ``tanh(x @ W + b).sum()`` with ``x`` of shape (4, 8), ``W`` (8, 8) and ``b``
+  (8,): a dot, a broadcast add, tanh and a reduction, a small model's forward pass.
+
+Measured in the same run:
+
+* NumPy: the same expression called directly (the floor);
+* arignote: ``function(inputs, expr)`` called with and without ``trust_input=True``, and
+  its graph runner alone (``f.vm()``, the inputs already in place) to split the cost;
 * PyTensor 3 (the peer): the same function in its default mode (Numba) and with its Python
   linker (``Mode(linker="py")``), with and without ``trust_input=True``;
-* JAX: ``jax.jit(lambda x: x + 1)`` called on the NumPy input, with ``block_until_ready``.
+* JAX: ``jax.jit`` of the expression called on the NumPy inputs, with ``block_until_ready``.
 
-PyTensor and JAX run in this process when importable, otherwise in the interpreter given by
-``--peer-python`` (which runs this script with ``--serve``), taking turns with the
+For arignote and PyTensor the table also gives the number of Apply nodes in the compiled
+graph and the time per node (PyTensor fuses elementwise chains; arignote does not yet).
+PyTensor and JAX run in this process when importable, otherwise in the interpreter given
+by ``--peer-python`` (which runs this script with ``--serve``), taking turns with the
 in-process measurements so a change in load hits all alike. Each number is the best of
-``--rounds`` rounds, each round the best of ``--repeats`` loops of ``--number`` calls.
+``--rounds`` rounds, each round the best of ``--repeats`` loops of ``--number`` calls (fewer
+for a slow call: a loop lasts about 0.05 s at most).
 Run ``python bench/call_overhead.py --help``; bench/README.md says more.
 """
 
@@ -32,25 +42,50 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _common import PeerProcess, ensure_repo_importable, environment, fmt_ratio, fmt_us, importable, table
 
-CASES = {"scalar": (), "vector3": (3,)}
+
+def _chain(m: Any, x: Any) -> Any:
+    for _ in range(50):
+        x = m.tanh(x * 0.9)
+    return x
+
+
+# name: (title, input names and shapes, the expression on a module m: numpy, arignote.tensor,
+# pytensor.tensor or jax.numpy)
+CASES: dict[str, tuple[str, dict[str, tuple[int, ...]], Callable[..., Any]]] = {
+    "scalar": ("x + 1, x of shape ()", {"x": ()}, lambda m, x: x + 1),
+    "vector3": ("x + 1, x of shape (3,)", {"x": (3,)}, lambda m, x: x + 1),
+    "chain100": ("y = tanh(y * 0.9), 50 times, x of shape (3,)", {"x": (3,)}, _chain),
+    "mlp": (
+        "tanh(x @ W + b).sum(), x (4, 8), W (8, 8), b (8,)",
+        {"x": (4, 8), "W": (8, 8), "b": (8,)},
+        lambda m, x, W, b: m.tanh(m.dot(x, W) + b).sum(),
+    ),
+}
+
+
+LOOP_SECONDS = 0.05
 
 # (lib, variant, label): the order of the report
 ROWS = (
-    ("numpy", "direct", "NumPy: x + 1.0 called directly"),
-    ("arignote", "default", "arignote: f(x)"),
-    ("arignote", "trust", "arignote: f(x), trust_input=True"),
+    ("numpy", "direct", "NumPy: the expression called directly"),
+    ("arignote", "default", "arignote: f(*inputs)"),
+    ("arignote", "trust", "arignote: f(*inputs), trust_input=True"),
     ("arignote", "vm", "arignote: the graph alone, f.vm()"),
-    ("pytensor", "default", "PyTensor: f(x)  [default mode]"),
-    ("pytensor", "trust", "PyTensor: f(x), trust_input=True  [default mode]"),
-    ("pytensor", "py", "PyTensor: f(x)  [linker=py]"),
-    ("pytensor", "py_trust", "PyTensor: f(x), trust_input=True  [linker=py]"),
-    ("jax", "jit", "JAX: jit(x + 1)(x).block_until_ready()"),
+    ("pytensor", "default", "PyTensor: f(*inputs)  [default mode]"),
+    ("pytensor", "trust", "PyTensor: f(*inputs), trust_input=True  [default mode]"),
+    ("pytensor", "py", "PyTensor: f(*inputs)  [linker=py]"),
+    ("pytensor", "py_trust", "PyTensor: f(*inputs), trust_input=True  [linker=py]"),
+    ("jax", "jit", "JAX: jit(expr)(*inputs).block_until_ready()"),
 )
 
 
 def per_call(fn: Callable[[], Any], number: int, repeats: int) -> float:
-    """Best seconds per call over ``repeats`` loops of ``number`` calls."""
+    """Best seconds per call over ``repeats`` loops of ``number`` calls (fewer where a call
+    is slow: a loop lasts about ``LOOP_SECONDS`` at most)."""
     fn()  # warm up (first-call compilation, caches)
+    t0 = time.perf_counter()
+    fn()
+    number = max(1, min(number, int(LOOP_SECONDS / max(time.perf_counter() - t0, 1e-9))))
     best = float("inf")
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -60,44 +95,71 @@ def per_call(fn: Callable[[], Any], number: int, repeats: int) -> float:
     return best
 
 
-def make_input(case: str) -> Any:
+def make_inputs(case: str) -> list[Any]:
     import numpy as np
 
-    return np.arange(1.0, 1.0 + int(np.prod(CASES[case]))).reshape(CASES[case])
+    rng = np.random.default_rng(0)
+    out = []
+    for shape in CASES[case][1].values():
+        size = int(np.prod(shape))
+        out.append(np.arange(1.0, 1.0 + size).reshape(shape) if size <= 3 else rng.standard_normal(shape))
+    return out
+
+
+def expected(case: str) -> Any:
+    import numpy as np
+
+    return CASES[case][2](np, *make_inputs(case))
 
 
 # --- what each library measures -------------------------------------------------------
+# Each returns {variant: (zero-argument call, its result, Apply nodes in the compiled graph)}.
 
 
-def numpy_calls(case: str) -> dict[str, tuple[Callable[[], Any], Any]]:
-    a = make_input(case)
-    return {"direct": (lambda: a + 1.0, a + 1.0)}
+def numpy_calls(case: str) -> dict[str, tuple[Callable[[], Any], Any, int | None]]:
+    import numpy as np
+
+    xs = make_inputs(case)
+    expr = CASES[case][2]
+    if case in ("scalar", "vector3"):  # the floor, without a wrapper's call (and 1.0: the
+        (a,) = xs  # graphs cast their 1 at compile time, NumPy would on every call)
+        return {"direct": (lambda: a + 1.0, a + 1.0, None)}
+    return {"direct": (lambda: expr(np, *xs), expr(np, *xs), None)}
 
 
-def arignote_calls(case: str) -> dict[str, tuple[Callable[[], Any], Any]]:
+def _symbolic_inputs(pt: Any, case: str) -> list[Any]:
+    return [
+        pt.tensor(name, dtype="float64", shape=(None,) * len(shape)) for name, shape in CASES[case][1].items()
+    ]
+
+
+def arignote_calls(case: str) -> dict[str, tuple[Callable[[], Any], Any, int | None]]:
     ensure_repo_importable()
     import arignote
     import arignote.tensor as pt
 
-    a = make_input(case)
-    x = pt.tensor("x", dtype="float64", shape=(None,) * a.ndim)
-    f = arignote.function([x], x + 1)
-    ft = arignote.function([x], x + 1, trust_input=True)
-    ft(a)  # the input cell now holds a: f.vm() alone recomputes from it
+    xs = make_inputs(case)
+    ins = _symbolic_inputs(pt, case)
+    out = CASES[case][2](pt, *ins)
+    f = arignote.function(ins, out)
+    ft = arignote.function(ins, out, trust_input=True)
+    n = len(f.maker.fgraph.apply_nodes)
+    ft(*xs)  # the input cells now hold xs: f.vm() alone recomputes from them
     return {
-        "default": (lambda: f(a), f(a)),
-        "trust": (lambda: ft(a), ft(a)),
-        "vm": (ft.vm, ft(a)),
+        "default": (lambda: f(*xs), f(*xs), n),
+        "trust": (lambda: ft(*xs), ft(*xs), n),
+        "vm": (ft.vm, ft(*xs), n),
     }
 
 
-def pytensor_calls(case: str) -> dict[str, tuple[Callable[[], Any], Any]]:
+def pytensor_calls(case: str) -> dict[str, tuple[Callable[[], Any], Any, int | None]]:
     import pytensor
     import pytensor.tensor as pt
     from pytensor.compile.mode import Mode
 
-    a = make_input(case)
-    x = pt.tensor("x", dtype="float64", shape=(None,) * a.ndim)
+    xs = make_inputs(case)
+    ins = _symbolic_inputs(pt, case)
+    out = CASES[case][2](pt, *ins)
     calls = {}
     for variant, mode, trust in (
         ("default", None, False),
@@ -105,18 +167,20 @@ def pytensor_calls(case: str) -> dict[str, tuple[Callable[[], Any], Any]]:
         ("py", Mode(linker="py"), False),
         ("py_trust", Mode(linker="py"), True),
     ):
-        f = pytensor.function([x], x + 1, mode=mode, trust_input=trust)
-        calls[variant] = (lambda f=f: f(a), f(a))
+        f = pytensor.function(ins, out, mode=mode, trust_input=trust)
+        calls[variant] = (lambda f=f: f(*xs), f(*xs), len(f.maker.fgraph.apply_nodes))
     return calls
 
 
-def jax_calls(case: str) -> dict[str, tuple[Callable[[], Any], Any]]:
+def jax_calls(case: str) -> dict[str, tuple[Callable[[], Any], Any, int | None]]:
     import jax
+    import jax.numpy as jnp
 
     jax.config.update("jax_platforms", "cpu")
-    a = make_input(case)
-    f = jax.jit(lambda x: x + 1)
-    return {"jit": (lambda: f(a).block_until_ready(), f(a))}
+    xs = make_inputs(case)
+    expr = CASES[case][2]
+    f = jax.jit(lambda *args: expr(jnp, *args))
+    return {"jit": (lambda: f(*xs).block_until_ready(), f(*xs), None)}
 
 
 CALLS = {"numpy": numpy_calls, "arignote": arignote_calls, "pytensor": pytensor_calls, "jax": jax_calls}
@@ -141,7 +205,7 @@ class Runner:
     def measure(self, case: str) -> list[dict]:
         import numpy as np
 
-        expected = make_input(case) + 1.0
+        want = expected(case)
         records = []
         for lib in self.libs:
             if (lib, case) not in self.calls:
@@ -153,9 +217,9 @@ class Runner:
             if "error" in calls:
                 records.append({"lib": lib, "case": case, "variant": "*", "error": calls["error"]})
                 continue
-            for variant, (fn, result) in calls.items():
-                rec = {"lib": lib, "case": case, "variant": variant}
-                if not np.allclose(np.asarray(result), expected):
+            for variant, (fn, result, nodes) in calls.items():
+                rec = {"lib": lib, "case": case, "variant": variant, "nodes": nodes}
+                if not np.allclose(np.asarray(result), want):
                     rec["error"] = f"wrong result {np.asarray(result)!r}"
                 else:
                     rec["seconds"] = per_call(fn, self.args.number, self.args.repeats)
@@ -204,7 +268,7 @@ def serve(libs: Sequence[str], args: argparse.Namespace) -> int:
 # --- report ---------------------------------------------------------------------------
 
 
-def report(best: dict, versions: dict, where: dict, cases: Sequence[str]) -> str:
+def report(best: dict, nodes: dict, versions: dict, where: dict, cases: Sequence[str]) -> str:
     out = []
     for lib in ("arignote", "pytensor", "jax", "numpy"):
         if lib in versions:
@@ -212,9 +276,8 @@ def report(best: dict, versions: dict, where: dict, cases: Sequence[str]) -> str
         else:
             out.append(f"{lib}: {where.get(lib, 'not measured')}")
     for case in cases:
-        shape = CASES[case]
         out.append("")
-        out.append(f"x + 1, x of shape {shape} (float64): µs per call")
+        out.append(f"{CASES[case][0]} (float64): µs per call")
         numpy_s = best.get((case, "numpy", "direct"))
         rows = []
         for lib, variant, label in ROWS:
@@ -222,22 +285,31 @@ def report(best: dict, versions: dict, where: dict, cases: Sequence[str]) -> str
             if rec is None and lib not in versions:
                 continue
             if isinstance(rec, str):
-                rows.append([label, rec[:60], "-", "-"])
+                rows.append([label, rec[:60], "-", "-", "-", "-"])
                 continue
             if rec is None:
-                rows.append([label, "-", "-", "-"])
+                rows.append([label, "-", "-", "-", "-", "-"])
                 continue
             ours = best.get((case, "arignote", "trust" if "trust" in variant else "default"))
             vs_ours = ours / rec if isinstance(ours, float) and lib not in ("arignote", "numpy") else None
+            n = nodes.get((case, lib, variant))
             rows.append(
-                [label, fmt_us(rec * 1e6), fmt_ratio(rec / numpy_s) if numpy_s else "-", fmt_ratio(vs_ours)]
+                [
+                    label,
+                    fmt_us(rec * 1e6),
+                    fmt_ratio(rec / numpy_s) if numpy_s else "-",
+                    fmt_ratio(vs_ours),
+                    "-" if n is None else str(n),
+                    fmt_us(rec * 1e6 / n) if n else "-",
+                ]
             )
-        headers = ["", "µs/call", "vs NumPy", "arignote / this"]
-        out.append(table(headers, rows, right=[False, True, True, True]))
+        headers = ["", "µs/call", "vs NumPy", "arignote / this", "nodes", "µs/node"]
+        out.append(table(headers, rows, right=[False, True, True, True, True, True]))
     out.append("")
     out.append(
         "vs NumPy: time / NumPy's time. arignote / this: arignote's time (same trust_input) / this "
-        "row's time, above 1 when this row is faster."
+        "row's time, above 1 when this row is faster. nodes: Apply nodes in the compiled graph; "
+        "µs/node: µs/call / nodes."
     )
     return "\n".join(out)
 
@@ -246,7 +318,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--peer-python", help="interpreter with pytensor (and jax) installed")
     p.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
-    p.add_argument("--number", type=int, default=2000, help="calls per timed loop")
+    p.add_argument("--number", type=int, default=2000, help="calls per timed loop (at most)")
     p.add_argument("--repeats", type=int, default=5, help="timed loops per round")
     p.add_argument("--rounds", type=int, default=3, help="rounds, taking turns between processes")
     p.add_argument("--json", help="write every record and the environment to this file")
@@ -281,6 +353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     records: list[dict] = []
     best: dict = {}
+    nodes: dict = {}
     try:
         for _ in range(args.rounds):
             for case in args.cases:
@@ -288,6 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     for rec in runner.measure(case):
                         records.append(rec)
                         key = (case, rec["lib"], rec["variant"])
+                        nodes[key] = rec.get("nodes")
                         if "error" in rec:
                             best.setdefault(key, rec["error"])
                         elif not isinstance(best.get(key), float) or rec["seconds"] < best[key]:
@@ -297,7 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             runner.close()
     env = environment()
     print(f"python {env['python']} on {env['platform']}, {env['cpu_count']} CPUs, load {env['loadavg']}")
-    print(report(best, versions, where, args.cases))
+    print(report(best, nodes, versions, where, args.cases))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"env": env, "versions": versions, "where": where, "records": records}, fh, indent=1)

@@ -55,7 +55,13 @@ class Function:
         self._kind, self._keys = maker.output_kind
         # what a call reads and writes, resolved once
         self._input_cells = [c.storage for c in input_storage[:n_in]]
-        self._filters = [(c.storage, c.type.filter, c.strict, c.allow_downcast) for c in input_storage[:n_in]]
+        # per input: (cell, dtype, ndim, filter, strict, allow_downcast). A TensorType with
+        # no static length: an ndarray of exactly its dtype and rank is what its filter
+        # would return unchanged, so the call takes it as it is (dtype None: always filter)
+        self._filters = [
+            (c.storage, *_as_is(c.type), c.type.filter, c.strict, c.allow_downcast)
+            for c in input_storage[:n_in]
+        ]
         self._out_cells = output_storage[:n_out]
         pairs = sorted((o, d) for o, d in maker.fgraph.update_mapping.items() if o >= n_out)
         self._update_src = [output_storage[o] for o, _ in pairs]
@@ -79,22 +85,43 @@ class Function:
             for k, var in enumerate(maker.fgraph.inputs[:n_in])
             if var in destroyed and not maker.inputs[k].mutable
         ]
+        # The common case, one output (not borrowed) and no updates, is returned without
+        # the general bookkeeping: _single_out is its output cell, else None. An output
+        # whose node's thunk always makes a fresh array (``thunk.fresh_outputs``: a NumPy
+        # ufunc's result) cannot alias anything, so it needs no aliasing check.
+        fresh = n_out == 1 and _fresh_output(vm, maker.fgraph.outputs[0])
+        self._single_guards = [] if fresh else self._guards
+        self._single_out = (
+            self._out_cells[0]
+            if self._kind == "single"
+            and n_out == 1
+            and not self._borrow[0]
+            and not pairs
+            and len(self._single_guards) <= _FEW_PAIRS
+            else None
+        )
 
     # -- calling --------------------------------------------------------------------------
 
     def __call__(self, *args: Any, output_subset: list[int] | None = None, **kwargs: Any) -> Any:
         with self._lock:
-            profile = self.profile
-            t0 = time.perf_counter() if profile is not None else 0.0
-            if kwargs or len(args) != self._n_explicit:
-                self._set_inputs(args, kwargs)
-            elif self.trust_input:
+            if (
+                kwargs
+                or output_subset is not None
+                or self.profile is not None
+                or len(args) != self._n_explicit
+            ):
+                return self._call(args, kwargs, output_subset)
+            if self.trust_input:
                 for cell, value in zip(self._input_cells, args):
                     cell[0] = value
-            else:
+            else:  # _filter_args, inlined
                 filters = self._filters
                 for k, value in enumerate(args):
-                    cell, filter_, strict, allow_downcast = filters[k]
+                    cell, dtype, ndim, filter_, strict, allow_downcast = filters[k]
+                    if type(value) is _ndarray and value.dtype is dtype and value.ndim == ndim:
+                        cell[0] = value
+                        continue
                     try:
                         cell[0] = filter_(value, strict, allow_downcast)
                     except (TypeError, ValueError) as err:
@@ -102,19 +129,73 @@ class Function:
             for cell in self._protect:
                 cell[0] = _copy_value(cell[0])
             self.vm()
-            results = self._collect_outputs()
-            if self._update_dst:
-                self._apply_updates()
-            if profile is not None:
-                profile.record_call(time.perf_counter() - t0)
-            if output_subset is not None:
-                return [results[k] for k in output_subset]
-            kind = self._kind
-            if kind == "single":
-                return results[0]
-            if kind == "dict":
-                return dict(zip(self._keys, results))
-            return results
+            out = self._single_out
+            if out is None:
+                results = self._collect_outputs()
+                if self._update_dst:
+                    self._apply_updates()
+                kind = self._kind
+                if kind == "single":
+                    return results[0]
+                if kind == "dict":
+                    return dict(zip(self._keys, results))
+                return results
+            # _collect_outputs for one output: a copy if it may alias an input's value
+            value = out[0]
+            guards = self._single_guards
+            if guards and isinstance(value, _ndarray):
+                view = value.base is not None
+                for g in guards:
+                    b = g[0]
+                    if b is value or (
+                        isinstance(b, _ndarray) and (view or b.base is not None) and _may_share(value, b)
+                    ):
+                        return value.copy()
+            return value
+
+    def _filter_args(self, args: tuple) -> None:
+        """Store positional ``args`` (one per explicit input) in the input cells, each
+        through its Type's filter (an ndarray that the filter would return unchanged is
+        taken as it is)."""
+        filters = self._filters
+        for k, value in enumerate(args):
+            cell, dtype, ndim, filter_, strict, allow_downcast = filters[k]
+            if type(value) is _ndarray and value.dtype is dtype and value.ndim == ndim:
+                cell[0] = value
+                continue
+            try:
+                cell[0] = filter_(value, strict, allow_downcast)
+            except (TypeError, ValueError) as err:
+                raise self._bad_input(k, value, err) from None
+
+    def _call(self, args: tuple, kwargs: dict, output_subset: list[int] | None) -> Any:
+        """A call with names, an output subset, profiling or a wrong number of arguments
+        (the lock held)."""
+        profile = self.profile
+        t0 = time.perf_counter() if profile is not None else 0.0
+        if kwargs or len(args) != self._n_explicit:
+            self._set_inputs(args, kwargs)
+        elif self.trust_input:
+            for cell, value in zip(self._input_cells, args):
+                cell[0] = value
+        else:
+            self._filter_args(args)
+        for cell in self._protect:
+            cell[0] = _copy_value(cell[0])
+        self.vm()
+        results = self._collect_outputs()
+        if self._update_dst:
+            self._apply_updates()
+        if profile is not None:
+            profile.record_call(time.perf_counter() - t0)
+        if output_subset is not None:
+            return [results[k] for k in output_subset]
+        kind = self._kind
+        if kind == "single":
+            return results[0]
+        if kind == "dict":
+            return dict(zip(self._keys, results))
+        return results
 
     def _input_label(self, k: int) -> str:
         spec = self.maker.inputs[k]
@@ -171,18 +252,26 @@ class Function:
             return self._collect_outputs_many()
         for k, cell in enumerate(self._out_cells):
             value = cell[0]
-            if isinstance(value, np.ndarray):
+            if isinstance(value, _ndarray):
                 if borrow[k]:
                     value = self._unaliased_borrowed(value, results)
                 else:
-                    # loops, not any(...): this runs on every call
+                    # _overlaps inlined, in loops (not any(...)): this runs on every call
+                    view = value.base is not None
                     for g in guards:
-                        if _overlaps(value, g[0]):
+                        b = g[0]
+                        if b is value or (
+                            isinstance(b, _ndarray) and (view or b.base is not None) and _may_share(value, b)
+                        ):
                             value = value.copy()
                             break
                     else:
-                        for other in results:
-                            if _overlaps(value, other):
+                        for b in results:
+                            if b is value or (
+                                isinstance(b, _ndarray)
+                                and (view or b.base is not None)
+                                and _may_share(value, b)
+                            ):
                                 value = value.copy()
                                 break
             results.append(value)
@@ -394,6 +483,38 @@ def _destroyed_inputs(fgraph: Any) -> set:
                     var = var.owner.inputs[src[0]]
                 destroyed.add(var)
     return destroyed
+
+
+_ndarray = np.ndarray
+_may_share = np.may_share_memory
+
+
+def _as_is(type_: Any) -> tuple[np.dtype | None, int]:
+    """``(dtype, ndim)`` such that an ndarray of exactly that dtype and rank passes
+    ``type_.filter`` unchanged (a TensorType whose filter is TensorType's, with no static
+    length); ``(None, -1)`` when every value goes through the filter."""
+    from arignote.tensor.type import TensorType
+
+    if (
+        isinstance(type_, TensorType)
+        and type(type_).filter is TensorType.filter
+        and all(s is None for s in type_.shape)
+    ):
+        return type_.numpy_dtype, len(type_.shape)
+    return None, -1
+
+
+def _fresh_output(vm: Any, var: Any) -> bool:
+    """Whether the thunk computing ``var`` in ``vm`` says it always returns a fresh array
+    (``thunk.fresh_outputs``), which can alias no input or other value."""
+    nodes, thunks = getattr(vm, "nodes", None), getattr(vm, "thunks", None)
+    if var.owner is None or not isinstance(nodes, list) or not isinstance(thunks, list):
+        return False
+    try:
+        k = nodes.index(var.owner)
+    except ValueError:
+        return False
+    return k < len(thunks) and getattr(thunks[k], "fresh_outputs", False) is True
 
 
 def _copy_value(value: Any) -> Any:

@@ -149,23 +149,44 @@ class Op(MetaObject):
         no_recycle = [storage_map[v] for v in node.outputs if v in no_recycling] if no_recycling else []
         done = [compute_map[v] for v in node.outputs] if compute_map is not None else []
 
-        if not has_params:
+        # The thunk runs on every call: variants without the work a node does not need
+        # (no cells to clear, no params, one compute flag) spare the Python glue.
+        if no_recycle or has_params or len(done) > 1:
+            extra = (params,) if has_params else ()
 
             def thunk() -> None:
                 for cell in no_recycle:
                     cell[0] = None
-                perform(node, [c[0] for c in in_cells], out_cells)
+                perform(node, [c[0] for c in in_cells], out_cells, *extra)
                 for flag in done:
+                    flag[0] = True
+
+        elif done:
+            (flag,) = done
+            if len(in_cells) == 1:
+                (i0,) = in_cells
+
+                def thunk() -> None:
+                    perform(node, [i0[0]], out_cells)
+                    flag[0] = True
+
+            elif len(in_cells) == 2:
+                i0, i1 = in_cells
+
+                def thunk() -> None:
+                    perform(node, [i0[0], i1[0]], out_cells)
+                    flag[0] = True
+
+            else:
+
+                def thunk() -> None:
+                    perform(node, [c[0] for c in in_cells], out_cells)
                     flag[0] = True
 
         else:
 
             def thunk() -> None:
-                for cell in no_recycle:
-                    cell[0] = None
-                perform(node, [c[0] for c in in_cells], out_cells, params)
-                for flag in done:
-                    flag[0] = True
+                perform(node, [c[0] for c in in_cells], out_cells)
 
         thunk.inputs = in_cells  # type: ignore[attr-defined]
         thunk.outputs = out_cells  # type: ignore[attr-defined]

@@ -16,6 +16,7 @@ from typing import Any
 
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
+from arignote.graph.utils import MetaObject
 from arignote.link.perform import describe_node_failure
 
 __all__ = ["VM", "VMLinker"]
@@ -43,17 +44,37 @@ class VM:
     ):
         self.fgraph = fgraph
         self.nodes = nodes
-        self.thunks = thunks
         self.storage_map = storage_map
         self.compute_map = compute_map
         self.pre_call_clear = pre_call_clear
         self.post_thunk_clear = post_thunk_clear
         self.keep = keep
         self.profile = profile
-        self.lazy = any(getattr(t, "lazy", False) for t in thunks)
         self._computed_cells = [compute_map[v] for node in nodes for v in node.outputs]
         self.output_cells = [[storage_map[v] for v in node.outputs] for node in nodes]
         self.need_update_inputs = True
+        self.thunks = thunks  # (builds the plan the call runs)
+        self.lazy = any(getattr(t, "lazy", False) for t in thunks)
+
+    @property
+    def thunks(self) -> list[Callable]:
+        return self._thunks
+
+    @thunks.setter
+    def thunks(self, thunks: list[Callable]) -> None:
+        # What one call does per node, resolved once: (index, thunk, the output cells to
+        # check, the cells to clear after it). A thunk that says it always sets its
+        # outputs (``thunk.sets_outputs``) is not checked.
+        self._thunks = thunks
+        self._steps = [
+            (
+                k,
+                thunk,
+                () if getattr(thunk, "sets_outputs", False) else tuple(self.output_cells[k]),
+                tuple(self.post_thunk_clear[k]),
+            )
+            for k, thunk in enumerate(thunks)
+        ]
 
     def _fail(self, k: int, err: Exception) -> None:
         node = self.nodes[k]
@@ -69,17 +90,17 @@ class VM:
         if profile is not None:
             self._run_profiled(profile)
             return
-        clears = self.post_thunk_clear
-        outs = self.output_cells
         k = 0
         try:
-            for k, thunk in enumerate(self.thunks):
+            for k, thunk, outs, clears in self._steps:
                 thunk()
-                for cell in outs[k]:
-                    if cell[0] is None:
-                        self._unset_output(k)
-                for cell in clears[k]:
-                    cell[0] = None
+                if outs:  # (an empty loop costs more than the test)
+                    for cell in outs:
+                        if cell[0] is None:
+                            self._unset_output(k)
+                if clears:
+                    for cell in clears:
+                        cell[0] = None
         except Exception as err:
             self._fail(k, err)
             raise
@@ -256,24 +277,24 @@ class VM:
         )
 
 
-class VMLinker:
+class VMLinker(MetaObject):
     """Builds a :class:`VM` for a FunctionGraph: thunks from each Op's ``make_thunk``.
 
-    ``allow_gc``: free intermediate values as soon as their last user has run.
+    ``allow_gc``: free intermediate values as soon as their last user has run. Linkers
+    compare by ``__props__`` (subclasses list their own settings there).
     """
+
+    __props__ = ("allow_gc",)
 
     def __init__(self, allow_gc: bool = True, use_cloop: bool = False, lazy: bool | None = None):
         self.allow_gc = allow_gc
         self.lazy = lazy
 
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.allow_gc == other.allow_gc
-
-    def __hash__(self) -> int:
-        return hash((type(self), self.allow_gc))
-
     def __repr__(self) -> str:
         return f"VMLinker(allow_gc={self.allow_gc})"
+
+    def __str__(self) -> str:
+        return repr(self)
 
     def make_vm(
         self,

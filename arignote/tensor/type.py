@@ -119,13 +119,30 @@ class TensorType(Type):
         conversion, NaNs included); a lossy conversion needs ``allow_downcast``, except
         that Python floats may be rounded to ``floatX`` when ``allow_downcast`` is None.
         """
+        if type(data) is np.ndarray and data.dtype == self.numpy_dtype:
+            # the common case first: an array of the right dtype, checked for its shape
+            # against the static lengths (resolved once per Type)
+            try:
+                static = self._static_lengths
+            except AttributeError:
+                static = self._static_lengths = tuple(
+                    (i, s) for i, s in enumerate(self.shape) if s is not None
+                )
+            if data.ndim == len(self.shape):
+                if not static:
+                    return data
+                shape = data.shape
+                for i, s in static:
+                    if shape[i] != s:
+                        break
+                else:
+                    return data
+            return self._check_shape(data)
         if isinstance(data, Variable):
             raise TypeError(
                 f"Expected an array-like value for {self}, got the symbolic Variable {data}; "
                 "symbolic inputs belong in the graph, not in a call"
             )
-        if type(data) is np.ndarray and data.dtype == self.numpy_dtype:
-            return self._check_shape(data)
         if strict:
             got = f"ndarray of dtype {data.dtype}" if isinstance(data, np.ndarray) else type(data).__name__
             raise TypeError(f"{self} (strict) expects an ndarray of dtype {self.dtype}, got {got}")

@@ -136,6 +136,15 @@ class DebugLinker(VMLinker):
     """The linker of :class:`DebugMode`: the reference VM with each node's thunk wrapped
     in the DebugMode checks (see the module docstring)."""
 
+    __props__ = (
+        "allow_gc",
+        "check_py_code",
+        "check_isfinite",
+        "check_preallocated_output",
+        "require_matching_strides",
+        "check_rewrites",
+    )
+
     def __init__(
         self,
         check_py_code: bool = True,
@@ -151,22 +160,6 @@ class DebugLinker(VMLinker):
         self.check_preallocated_output = _normalize_preallocated(check_preallocated_output)
         self.require_matching_strides = int(require_matching_strides or 0)
         self.check_rewrites = bool(check_rewrites)
-
-    def _key(self) -> tuple:
-        return (
-            self.allow_gc,
-            self.check_py_code,
-            self.check_isfinite,
-            self.check_preallocated_output,
-            self.require_matching_strides,
-            self.check_rewrites,
-        )
-
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._key() == other._key()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((type(self), self._key()))
 
     def __repr__(self) -> str:
         return (

@@ -259,6 +259,16 @@ class _GuardVM(VM):
 class NanGuardLinker(VMLinker):
     """The reference VM with each node's float outputs checked after it runs."""
 
+    __props__ = (
+        "allow_gc",
+        "nan_is_error",
+        "inf_is_error",
+        "big_is_error",
+        "action",
+        "big_threshold",
+        "check_inputs",
+    )
+
     def __init__(
         self,
         nan_is_error: bool = True,
@@ -278,23 +288,6 @@ class NanGuardLinker(VMLinker):
         self.action = action
         self.big_threshold = float(big_threshold)
         self.check_inputs = bool(check_inputs)
-
-    def _key(self) -> tuple:
-        return (
-            self.allow_gc,
-            self.nan_is_error,
-            self.inf_is_error,
-            self.big_is_error,
-            self.action,
-            self.big_threshold,
-            self.check_inputs,
-        )
-
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._key() == other._key()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((type(self), self._key()))
 
     def __repr__(self) -> str:
         return (

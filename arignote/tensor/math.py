@@ -261,46 +261,42 @@ class Min(CAReduce):
         return super().make_node(x)
 
 
-class All(CAReduce):
+class _BoolReduce(CAReduce):
+    """A logical reduction (``all``/``any``): NumPy's function, and zero gradients (a
+    boolean result is a step function of its input)."""
+
+    _np_fn: Any = None
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        output_storage[0][0] = np.asarray(self._np_fn(inputs[0], axis=self.axis))
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        return [_zero_grad(inputs[0])]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        return [_no_tangent()]
+
+
+class All(_BoolReduce):
     """Whether every element over ``axis`` is true (nonzero)."""
 
+    _np_fn = staticmethod(np.all)
+
     def __init__(self, axis: Any = None):
-        super().__init__(ps.and_, axis=axis, dtype="bool")
-
-    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
-        output_storage[0][0] = np.asarray(np.all(inputs[0], axis=self.axis))
-
-    def pullback(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
-    ) -> list:
-        """Zero: a boolean result is a step function of the input."""
-        return [_zero_grad(inputs[0])]
-
-    def pushforward(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
-    ) -> list:
-        return [_no_tangent()]
+        CAReduce.__init__(self, ps.and_, axis=axis, dtype="bool")
 
 
-class Any_(CAReduce):
+class Any_(_BoolReduce):
     """Whether any element over ``axis`` is true (nonzero)."""
 
+    _np_fn = staticmethod(np.any)
+
     def __init__(self, axis: Any = None):
-        super().__init__(ps.or_, axis=axis, dtype="bool")
-
-    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
-        output_storage[0][0] = np.asarray(np.any(inputs[0], axis=self.axis))
-
-    def pullback(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
-    ) -> list:
-        """Zero: a boolean result is a step function of the input."""
-        return [_zero_grad(inputs[0])]
-
-    def pushforward(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
-    ) -> list:
-        return [_no_tangent()]
+        CAReduce.__init__(self, ps.or_, axis=axis, dtype="bool")
 
     def __str__(self) -> str:
         return f"Any{{{self._axis_str()}}}"

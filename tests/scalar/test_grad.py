@@ -179,14 +179,22 @@ SMOOTH = {
     "gamma_neg": (pt.gamma, [U(-2.8, -2.2)], None),
     "gammaln": (pt.gammaln, [U(0.5, 20)], None),
     "psi": (pt.psi, [U(0.5, 10)], None),
+    "tri_gamma": (pt.tri_gamma, [U(0.5, 10)], None),
+    "polygamma": (lambda a: pt.polygamma(3, a), [U(0.5, 10)], None),
     "sigmoid": (pt.sigmoid, [U(-10, 10)], None),
     "softplus": (pt.softplus, [U(-10, 10)], None),
     "log1mexp": (pt.log1mexp, [U(-5, -0.05)], None),
     "xlogx": (pt.xlogx, [U(0.05, 5)], None),
     "xlogy0": (pt.xlogy0, [U(-2, 2), U(0.1, 5)], None),
-    "gammainc": (pt.gammainc, [U(0.5, 5), U(0.1, 6)], [1]),
-    "gammaincc": (pt.gammaincc, [U(0.5, 5), U(0.1, 6)], [1]),
-    "betainc": (pt.betainc, [U(0.5, 5), U(0.5, 5), U(0.05, 0.95)], [2]),
+    "gammainc": (pt.gammainc, [U(0.5, 5), U(0.1, 6)], None),
+    "gammaincc": (pt.gammaincc, [U(0.5, 5), U(0.1, 6)], None),
+    "betainc": (pt.betainc, [U(0.5, 5), U(0.5, 5), U(0.05, 0.95)], None),
+    # the derivatives in the shape parameters: their x-derivatives (the k-, a-, b-ones are
+    # not implemented)
+    "gammainc_grad": (pt.gammainc_grad, [U(0.5, 5), U(0.1, 6)], [1]),
+    "gammaincc_grad": (pt.gammaincc_grad, [U(0.5, 5), U(0.1, 6)], [1]),
+    "betainc_grad_a": (pt.betainc_grad_a, [U(0.5, 5), U(0.5, 5), U(0.05, 0.95)], [2]),
+    "betainc_grad_b": (pt.betainc_grad_b, [U(0.5, 5), U(0.5, 5), U(0.05, 0.95)], [2]),
     "i0": (pt.i0, [U(-5, 5)], None),
     "i1": (pt.i1, [U(-5, 5)], None),
     "j0": (pt.j0, [U(-10, 10)], None),
@@ -289,13 +297,31 @@ EDGES = {
     "xlogx_small": (pt.xlogx, [[1e-10, 1.0]], [[np.log(1e-10) + 1, 1.0]]),
     # where x == 0, xlogy0 is 0 for every y: d/dy is 0 (even at y == 0)
     "xlogy0_x0": (pt.xlogy0, [[0.0, 0.0], [2.0, 0.0]], [[np.log(2.0), -np.inf], [0.0, 0.0]]),
-    "gammainc_x0": (pt.gammainc, [[1.0, 3.0], [0.0, 0.0]], ["skip", [1.0, 0.0]]),
-    "gammaincc_x0": (pt.gammaincc, [[1.0, 3.0], [0.0, 0.0]], ["skip", [-1.0, 0.0]]),
-    # I_x(1, 1) = x, I_x(1, 2) = 1 - (1 - x)**2, I_x(2, 1) = x**2
+    # P(k, 0) = 0 for every k > 0
+    "gammainc_x0": (pt.gammainc, [[1.0, 3.0], [0.0, 0.0]], [[0.0, 0.0], [1.0, 0.0]]),
+    "gammaincc_x0": (pt.gammaincc, [[1.0, 3.0], [0.0, 0.0]], [[0.0, 0.0], [-1.0, 0.0]]),
+    # P(k, x) -> 1 as x grows: every derivative vanishes
+    "gammainc_x_large": (pt.gammainc, [[2.0, 0.5], [800.0, np.inf]], [[0.0, 0.0], [0.0, 0.0]]),
+    # P(0, x) = 1 for x > 0 and d/dk P(0, x) = -E1(x)
+    "gammainc_k0": (pt.gammainc, [[0.0, 0.0], [0.5, 3.0]], [[-sp.exp1(0.5), -sp.exp1(3.0)], "skip"]),
+    # I_x(1, 1) = x, I_x(1, 2) = 1 - (1 - x)**2, I_x(2, 1) = x**2; I_0 = 0 and I_1 = 1 for
+    # every a, b
     "betainc_ends": (
         pt.betainc,
         [[1.0, 1.0, 2.0], [1.0, 2.0, 1.0], [0.0] * 3],
-        ["skip", "skip", [1.0, 2.0, 0.0]],
+        [[0.0] * 3, [0.0] * 3, [1.0, 2.0, 0.0]],
+    ),
+    "betainc_at_1": (pt.betainc, [[1.0, 2.5], [1.0, 0.5], [1.0, 1.0]], [[0.0, 0.0], [0.0, 0.0], "skip"]),
+    # I_x(a, 1) = x**a: d/da = x**a log x; I_x(1, b) = 1 - (1-x)**b: d/db = -(1-x)**b log(1-x)
+    "betainc_b_is_1": (
+        pt.betainc,
+        [[2.5, 0.7], [1.0, 1.0], [0.3, 0.6]],
+        [[0.3**2.5 * np.log(0.3), 0.6**0.7 * np.log(0.6)], "fd", "fd"],
+    ),
+    "betainc_a_is_1": (
+        pt.betainc,
+        [[1.0, 1.0], [3.5, 0.4], [0.3, 0.6]],
+        ["fd", [-(0.7**3.5) * np.log(0.7), -(0.4**0.4) * np.log(0.4)], "fd"],
     ),
     # ties: the first input gets the gradient (PyTensor's rule)
     "maximum_tie": (pt.maximum, [[1.0, -2.0], [1.0, -2.0]], [[1.0, 1.0], [0.0, 0.0]]),
@@ -482,12 +508,15 @@ def test_mask_built_with_and_is_differentiable():
 
 # --- not implemented ---------------------------------------------------------------------
 
+# second derivatives in the shape parameters (no closed form)
 NOT_IMPLEMENTED = {
-    "tri_gamma": (lambda a, b: pt.tri_gamma(a), 0, "polygamma"),
-    "gammainc_k": (pt.gammainc, 0, "shape parameter"),
-    "gammaincc_k": (pt.gammaincc, 0, "shape parameter"),
-    "betainc_a": (lambda a, b: pt.betainc(a, b, 0.5), 0, "shape parameters"),
-    "betainc_b": (lambda a, b: pt.betainc(a, b, 0.5), 1, "shape parameters"),
+    "gammainc_grad_k": (pt.gammainc_grad, 0, "second derivative in k"),
+    "gammaincc_grad_k": (pt.gammaincc_grad, 0, "second derivative in k"),
+    "betainc_grad_a_a": (lambda a, b: pt.betainc_grad_a(a, b, 0.5), 0, "shape parameters"),
+    "betainc_grad_a_b": (lambda a, b: pt.betainc_grad_a(a, b, 0.5), 1, "shape parameters"),
+    "betainc_grad_b_a": (lambda a, b: pt.betainc_grad_b(a, b, 0.5), 0, "shape parameters"),
+    "betainc_grad_b_b": (lambda a, b: pt.betainc_grad_b(a, b, 0.5), 1, "shape parameters"),
+    "gammainc_k_twice": (lambda k, x: grad(pt.sum(pt.gammainc(k, x)), k), 0, "second derivative in k"),
 }
 
 
@@ -546,9 +575,12 @@ def test_cast_gradient_in_the_input_precision(src, dst):
 def test_scalar_rules_keep_float32():
     # constants in the rules are of the input's precision: no float64 creeps in
     x, g = ps.float32("x"), ps.float32("g")
-    for op in (ps.exp2, ps.log10, ps.deg2rad, ps.sqrt, ps.erf, ps.erfcinv, ps.log1mexp, ps.i1):
+    for op in (ps.exp2, ps.log10, ps.deg2rad, ps.sqrt, ps.erf, ps.erfcinv, ps.log1mexp, ps.i1, ps.tri_gamma):
         (term,) = op.grad([x], [g])
         assert term.type.dtype == "float32", op
+    for op in (ps.gammainc, ps.gammaincc):
+        assert [t.type.dtype for t in op.grad([x, x], [g])] == ["float32"] * 2, op
+    assert [t.type.dtype for t in ps.betainc.grad([x, x, x], [g])] == ["float32"] * 3
 
 
 # --- complex numbers ---------------------------------------------------------------------
@@ -803,10 +835,10 @@ def test_composite_integer_input_and_output():
 
 def test_composite_not_implemented_inside():
     a, b = ps.float64("a"), ps.float64("b")
-    comp = Composite([a, b], [ps.tri_gamma(ps.exp(a)) + b])
+    comp = Composite([a, b], [ps.gammainc_grad(ps.exp(a), 2.0) + b])
     x, y = pt.dvector("x"), pt.dvector("y")
     (out,) = _apply(comp, [x, y])
-    with pytest.raises(NullTypeGradError, match="polygamma"):
+    with pytest.raises(NullTypeGradError, match="second derivative in k"):
         grad(pt.sum(out), x)
     np.testing.assert_allclose(_ev(grad(pt.sum(out), y), {x: np.ones(2), y: np.ones(2)}), [1.0, 1.0])
 
@@ -845,6 +877,8 @@ SECOND = {
     "sigmoid": (pt.sigmoid, lambda v: sp.expit(v) * (1 - sp.expit(v)) * (1 - 2 * sp.expit(v))),
     "softplus": (pt.softplus, lambda v: sp.expit(v) * (1 - sp.expit(v))),
     "gammaln": (pt.gammaln, lambda v: sp.polygamma(1, v)),
+    "psi": (pt.psi, lambda v: sp.polygamma(2, v)),
+    "tri_gamma": (pt.tri_gamma, lambda v: sp.polygamma(3, v)),
     "clip": (lambda a: pt.clip(a, -1, 1) * a, lambda v: np.where(np.abs(v) <= 1, 2.0, 0.0)),
     "maximum": (lambda a: pt.maximum(a, 0) ** 2, lambda v: np.where(v >= 0, 2.0, 0.0)),
     "abs": (lambda a: pt.abs(a) * a, lambda v: 2 * np.sign(v)),

@@ -40,4 +40,7 @@ def upcast_constant_inputs(fgraph: FunctionGraph, node: Apply) -> list[Variable]
         changed = True
     if not changed:
         return None
-    return node.op(*new_inputs, return_list=True)
+    try:
+        return node.op(*new_inputs, return_list=True)
+    except TypeError:  # the op wants that input's dtype as it is (e.g. an integer order)
+        return None

@@ -138,19 +138,24 @@ class Dot(Op):
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
         """``dx @ y + x @ dy`` (the product rule; a missing tangent counts as zero)."""
-        x, y = inputs
-        dx, dy = eval_points
-        terms = []
-        if not _disconnected(dx):
-            terms.append(_dot(dx, y))
-        if not _disconnected(dy):
-            terms.append(_dot(x, dy))
-        if not terms:
-            return [_no_grad()]
-        return [terms[0] if len(terms) == 1 else _m().add(*terms)]
+        return _product_rule(_dot, inputs, eval_points)
 
     def __str__(self) -> str:
         return "Dot"
+
+
+def _product_rule(product: Any, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list:
+    """Tangent of a bilinear ``product(x, y)``: ``product(dx, y) + product(x, dy)``."""
+    x, y = inputs
+    dx, dy = eval_points
+    terms = []
+    if not _disconnected(dx):
+        terms.append(product(dx, y))
+    if not _disconnected(dy):
+        terms.append(product(x, dy))
+    if not terms:
+        return [_no_grad()]
+    return [terms[0] if len(terms) == 1 else _m().add(*terms)]
 
 
 _dot = Dot()
@@ -292,16 +297,7 @@ class MatMul(Op):
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
         """``dx @ y + x @ dy`` (a missing tangent counts as zero)."""
-        x, y = inputs
-        dx, dy = eval_points
-        terms = []
-        if not _disconnected(dx):
-            terms.append(_matmul(dx, y))
-        if not _disconnected(dy):
-            terms.append(_matmul(x, dy))
-        if not terms:
-            return [_no_grad()]
-        return [terms[0] if len(terms) == 1 else _m().add(*terms)]
+        return _product_rule(_matmul, inputs, eval_points)
 
     def __str__(self) -> str:
         return "MatMul"

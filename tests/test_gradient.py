@@ -867,6 +867,17 @@ class TestJacobianHessian:
 
         assert count(3) == count(50)
 
+    @pytest.mark.parametrize("shapes", [((3, 4), (4, 2)), ((3, 4), (4,)), ((4,), (4, 2)), ((4,), (4,))])
+    def test_vectorize_dot_of_two_batched_operands(self, shapes):
+        a, b = (pt.tensor(n, dtype="float64", shape=(None,) * len(s)) for n, s in zip("ab", shapes))
+        sa, sb = (pt.tensor(n, dtype="float64", shape=(None,) * (len(s) + 1)) for n, s in zip("AB", shapes))
+        (y,) = vectorize_graph([pt.dot(a, b)], {a: sa, b: sb})
+        assert not any(isinstance(n.op, Batched) for n in nodes_of(y))
+        rng = np.random.default_rng(0)
+        av, bv = rng.normal(size=(5, *shapes[0])), rng.normal(size=(5, *shapes[1]))
+        expected = np.stack([np.dot(x, z) for x, z in zip(av, bv)])
+        np.testing.assert_allclose(y.eval({sa: av, sb: bv}), expected)
+
     def test_jacobian_unrolled_matches(self):
         x = pt.tensor("x", dtype="float64", shape=(3,))
         y = pt.exp(x) * x.sum()

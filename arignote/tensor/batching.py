@@ -131,6 +131,11 @@ def _batch_node(node: Apply, args: list, flags: list) -> list[tuple[Variable, bo
             if out is not None:
                 return out
             break
+    if getattr(op, "gufunc_signature", None) is not None:
+        # a core Op that declares its core dims: the batch becomes one more Blockwise dim
+        from arignote.tensor.blockwise import Blockwise
+
+        return [(o, True) for o in Blockwise(op)(*args, return_list=True)]
     return [(o, True) for o in Batched(op, flags)(*args, return_list=True)]
 
 
@@ -195,8 +200,14 @@ def _register_tensor_rules() -> None:
     def _batch_dot(op: Op, node: Apply, args: list, flags: list) -> list | None:
         a, b = args
         fa, fb = flags
-        if fa and fb:
-            return None
+        if fa and fb:  # a stack of products: a batched matmul, vectors as 1-row/column matrices
+            a3 = a if a.type.ndim == 3 else DimShuffle(input_ndim=2, new_order=[0, "x", 1])(a)
+            b3 = b if b.type.ndim == 3 else DimShuffle(input_ndim=2, new_order=[0, 1, "x"])(b)
+            out = matmul(a3, b3)
+            drop = [d for d, keep in ((1, a.type.ndim == 3), (2, b.type.ndim == 3)) if not keep]
+            if drop:
+                out = DimShuffle(input_ndim=3, new_order=[d for d in range(3) if d not in drop])(out)
+            return [(out, True)]
         if fa:  # a: (B, k) or (B, m, k)
             out = op(a, b) if a.type.ndim == 2 else matmul(a, b)
         elif b.type.ndim == 3:  # b: (B, k, n)

@@ -260,7 +260,8 @@ def _backpropagate(
 def _backpropagate_nodes(
     seeds: dict[Variable, Variable], wrt: list[Variable], blocked: set
 ) -> dict[Variable, Variable]:
-    from arignote.tensor.elemwise import CAReduce, Elemwise, _careduce_pullback, _elemwise_pullback
+    from arignote.tensor.elemwise import CAReduce, Elemwise
+    from arignote.tensor.elemwise_grad import _careduce_pullback, _elemwise_pullback
 
     elemwise_pullback = Elemwise.pullback
     careduce_pullback = CAReduce.pullback

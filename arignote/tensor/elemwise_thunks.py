@@ -1,0 +1,520 @@
+"""Run-time thunks of Elemwise, DimShuffle and CAReduce: per-node decisions taken once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from arignote.graph.basic import Apply, Variable
+from arignote.graph.op import Op
+from arignote.scalar.op import ScalarOp
+from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
+
+# --- thunks -------------------------------------------------------------------------------
+# A compiled function calls each node's thunk on every call, and on small arrays the
+# Python glue around the NumPy call is the cost (DESIGN.md section 3). So the thunks of
+# Elemwise, DimShuffle and CAReduce take per node, once, the decisions ``perform`` takes
+# per call: which dimensions need the runtime broadcast check (none where the static
+# shapes settle it), whether the scalar op is a NumPy ufunc that can be called as it is
+# (its output dtype known from the input dtypes, its result fresh, so no cast and no
+# aliasing check), the in-place targets. Anything unusual at run time (a value that is not
+# an ndarray, a result of another dtype) goes through ``perform``'s own steps, so the
+# thunk computes what ``perform`` does. Each thunk keeps the storage-cell protocol: it
+# sets its output cells, and the compute flags when the linker gives a compute_map.
+
+_ndarray = np.ndarray
+
+
+def _out_ellipsis_supported() -> bool:
+    """NumPy >= 2.3: ``ufunc(..., out=...)`` returns a 0-d array rather than a scalar."""
+    try:
+        return isinstance(np.add(np.zeros(()), 0.0, out=...), np.ndarray)
+    except TypeError:
+        return False
+
+
+#: whether the thunks pass ``out=...`` where a result is 0-d (else NumPy gives a scalar,
+#: which ``perform``'s steps turn into a 0-d array)
+_OUT_ELLIPSIS = _out_ellipsis_supported()
+
+
+def _fast_thunk_allowed(
+    op: Op, base: type, node: Apply, no_recycling: Sequence[Variable], impl: str | None
+) -> bool:
+    """Whether ``op`` (an instance of ``base``) may get the specialised thunk: its
+    ``perform`` is ``base``'s (a subclass may redefine it), it takes no params, and no
+    output is to be cleared before each run (else: ``Op.make_thunk``)."""
+    if impl not in (None, "py") or type(op).perform is not base.perform or hasattr(op, "get_params"):
+        return False
+    return not any(v in no_recycling for v in node.outputs) if no_recycling else True
+
+
+def _with_attrs(thunk: Any, op: Op, in_cells: list[list], out_cells: list[list]) -> Any:
+    """``thunk`` with the attributes ``Op.make_py_thunk`` gives its thunks. The builders
+    below add ``sets_outputs`` to the thunks that never leave an output cell empty (the VM
+    need not check them) and ``fresh_outputs`` to those whose outputs are always new
+    arrays (a Function need not check them for aliasing)."""
+    thunk.inputs = in_cells
+    thunk.outputs = out_cells
+    thunk.perform = op.perform
+    thunk.lazy = False
+    return thunk
+
+
+def _done_flags(node: Apply, compute_map: dict | None) -> list[list]:
+    """The outputs' compute flags (a scratch cell each when there is no compute_map)."""
+    if compute_map is None:
+        return [[False] for _ in node.outputs]
+    return [compute_map[v] for v in node.outputs]
+
+
+def _may_alias(value: np.ndarray, inputs: Sequence[Any]) -> bool:
+    """``any(np.may_share_memory(value, i) for i in inputs)``; two distinct ndarrays that
+    both own their memory (``base is None``) cannot share it, which spares the costlier
+    check."""
+    for i in inputs:
+        if i is not value and value.base is None and type(i) is _ndarray and i.base is None:
+            continue
+        if np.may_share_memory(value, i):
+            return True
+    return False
+
+
+def _finish(value: Any, inputs: Sequence[Any], dtype: np.dtype, ndim: int, target: int | None) -> np.ndarray:
+    """One output of ``Elemwise.perform`` from the scalar op's result: the output dtype and
+    rank, written into the in-place target, else never aliasing an input and writeable."""
+    if type(value) is not _ndarray:
+        value = np.asarray(value)
+    if value.dtype != dtype:
+        value = value.astype(dtype)
+    if value.ndim != ndim:  # a scalar op ignored broadcasting (e.g. a constant)
+        value = np.broadcast_to(value, np.broadcast_shapes(*(np.shape(i) for i in inputs))).copy()
+    if target is not None:
+        dst = inputs[target]
+        np.copyto(dst, value)
+        return dst
+    if not value.flags.writeable or _may_alias(value, inputs):
+        value = value.copy()
+    return value
+
+
+def _broadcast_checks(node: Apply) -> list[tuple[int, list[int]]]:
+    """``(dimension, inputs)`` pairs the runtime broadcast check must compare: the inputs
+    not statically 1 there, where there are two or more and not all lengths are known
+    (known lengths agree: ``make_node`` checked them)."""
+    shapes = [v.type.shape for v in node.inputs]
+    checks = []
+    for d in range(node.outputs[0].type.ndim):
+        part = [j for j, sh in enumerate(shapes) if sh[d] != 1]
+        if len(part) > 1 and any(shapes[j][d] is None for j in part):
+            checks.append((d, part))
+    return checks
+
+
+def _elemwise_plan(op: Elemwise, node: Apply) -> tuple[tuple | None, list]:
+    """``(direct, checks)``: :func:`_broadcast_checks` and, when the scalar op can be
+    called as a NumPy ufunc (:func:`_direct_ufunc`), ``(variant, function, output dtype,
+    output ndim, checked dimensions)`` for :func:`_direct_thunk`. Memoised on the op per
+    input and output Types (the nodes of one op mostly share them)."""
+    key = (
+        id(op.scalar_op),
+        op.inplace_pattern,
+        len(node.inputs),
+        *[(t.dtype, t.shape) for t in [v.type for v in node.inputs] + [v.type for v in node.outputs]],
+    )
+    plans = op.__dict__.get("_thunk_plans")
+    if plans is None:
+        plans = op.__dict__["_thunk_plans"] = {}
+    plan = plans.get(key)
+    if plan is None:
+        if len(plans) > 512:
+            plans.clear()
+        checks = _broadcast_checks(node)
+        direct = _direct_ufunc(op, node)
+        if direct is not None:
+            kind, fn = direct
+            otype = node.outputs[0].type
+            ondim = len(otype.shape)
+            dims = tuple(d for d, _ in checks)
+            n = len(node.inputs)
+            # ``out=...`` (a 0-d array, not a NumPy scalar) only where the result is 0-d:
+            # an ``out`` argument costs a little on every call
+            zero_d = ondim == 0 and _OUT_ELLIPSIS
+            if kind != "ufunc" or n > 2:
+                variant = kind
+            elif zero_d:
+                variant = f"u{n}_0d"
+            elif n == 1 or not checks:
+                variant = f"u{n}"
+            else:  # two inputs: compare whole shapes when every dimension needs it
+                variant = "u2_all" if dims == tuple(range(ondim)) else "u2_dims"
+            direct = (variant, fn, otype.numpy_dtype, ondim, dims, zero_d)
+        plan = plans[key] = (direct, checks)
+    return plan
+
+
+_psb: Any = None  # arignote.scalar.basic, once imported
+
+
+def _direct_ufunc(op: Elemwise, node: Apply) -> tuple[str, Any] | None:
+    """``(kind, function)`` when the scalar op's ``impl`` on these input dtypes is one call
+    of a NumPy ufunc giving the output dtype (``"ufunc"``, or ``"chain"`` for an n-ary add
+    or multiply done pairwise), or an ``astype`` (``"cast"``); else None."""
+    global _psb
+    if _psb is None:
+        from arignote.scalar import basic
+
+        _psb = basic
+    psb = _psb
+    sop = op.scalar_op
+    if op.nout != 1 or op.inplace_pattern or "impl" in sop.__dict__:
+        return None
+    impl = type(sop).impl
+    in_dtypes = [v.type.numpy_dtype for v in node.inputs]
+    out_dtype = node.outputs[0].type.numpy_dtype
+    n = len(in_dtypes)
+    if impl is psb.Cast.impl:
+        return ("cast", out_dtype) if sop.o_type.dtype == out_dtype.name else None
+    ufunc = sop.ufunc
+    kind = "ufunc"
+    if impl is psb.TrueDiv.impl:
+        if all(dt.kind in "biu" for dt in in_dtypes):
+            return None
+        ufunc = np.true_divide
+    elif impl is psb.FloatUnary.impl:
+        if in_dtypes[0].kind not in "fc":
+            return None
+    elif impl is psb.Add.impl or impl is psb.Mul.impl:
+        if n < 2:
+            return None
+        if n > 2:
+            kind = "chain"
+    elif impl is not ScalarOp.impl:  # (the default impl: ufunc(*inputs))
+        return None
+    if not isinstance(ufunc, np.ufunc) or ufunc.nout != 1 or ufunc.nin != min(n, 2 if kind == "chain" else n):
+        return None
+    try:
+        if kind == "chain":
+            dt = in_dtypes[0]
+            for other in in_dtypes[1:]:
+                dt = ufunc.resolve_dtypes((dt, other, None))[-1]
+        else:
+            dt = ufunc.resolve_dtypes((*in_dtypes, None))[-1]
+    except (TypeError, ValueError, RuntimeError):  # no loop for these dtypes (numpy's errors)
+        return None
+    return (kind, ufunc) if dt == out_dtype else None
+
+
+def _elemwise_thunk(op: Elemwise, node: Apply, storage_map: dict, compute_map: dict | None) -> Any:
+    in_cells = [storage_map[v] for v in node.inputs]
+    out_cells = [storage_map[v] for v in node.outputs]
+    flags = _done_flags(node, compute_map)
+    direct, checks = _elemwise_plan(op, node)
+    check_broadcast = op._check_runtime_broadcast
+    check = None
+    if checks:
+
+        def check(vals: list) -> None:
+            for d, (first, *rest) in checks:
+                length = vals[first].shape[d]
+                for j in rest:
+                    if vals[j].shape[d] != length:
+                        check_broadcast(node, vals)  # raises, naming the inputs and shapes
+                        return
+
+    if direct is None:
+        thunk = _impl_thunk(op, node, in_cells, out_cells, flags, checks, check)
+    else:
+        thunk = _direct_thunk(op, node, direct, in_cells, out_cells, flags, checks, check, check_broadcast)
+        # each variant sets its one output (or raises), a new array: a ufunc's result, or
+        # after perform's steps a copy where it could alias an input
+        thunk.sets_outputs = thunk.fresh_outputs = True
+    return _with_attrs(thunk, op, in_cells, out_cells)
+
+
+def _direct_thunk(
+    op: Elemwise,
+    node: Apply,
+    direct: tuple,
+    in_cells: list[list],
+    out_cells: list[list],
+    flags: list[list],
+    checks: list,
+    check: Any | None,
+    check_broadcast: Any,
+) -> Any:
+    """The Elemwise thunk calling a NumPy ufunc (or ``astype``) directly, in the variant
+    :func:`_elemwise_plan` chose for its number of inputs, the broadcast checks it needs
+    and the rank of its output."""
+    variant, fn, odt, ondim, dims, zero_d = direct
+    (o0,) = out_cells
+    (f0,) = flags
+
+    if variant == "cast":
+        (i0,) = in_cells
+
+        def thunk() -> None:
+            a = i0[0]
+            if type(a) is _ndarray:
+                o0[0] = a.astype(odt)
+            else:
+                o0[0] = _finish(op.scalar_op.impl(a), [a], odt, ondim, None)
+            f0[0] = True
+
+        return thunk
+
+    if variant == "u1_0d":
+        (i0,) = in_cells
+
+        def thunk() -> None:
+            a = i0[0]
+            v = fn(a, out=...)
+            if type(v) is not _ndarray or v.dtype is not odt:
+                v = _finish(v, [a], odt, ondim, None)
+            o0[0] = v
+            f0[0] = True
+
+        return thunk
+
+    if variant == "u1":
+        (i0,) = in_cells
+
+        def thunk() -> None:
+            a = i0[0]
+            v = fn(a)
+            if type(v) is not _ndarray or v.dtype is not odt:
+                v = _finish(v, [a], odt, ondim, None)
+            o0[0] = v
+            f0[0] = True
+
+        return thunk
+
+    if variant == "u2_0d":
+        i0, i1 = in_cells
+
+        def thunk() -> None:
+            a = i0[0]
+            b = i1[0]
+            v = fn(a, b, out=...)
+            if type(v) is not _ndarray or v.dtype is not odt:
+                v = _finish(v, [a, b], odt, ondim, None)
+            o0[0] = v
+            f0[0] = True
+
+        return thunk
+
+    if variant == "u2":
+        i0, i1 = in_cells
+
+        def thunk() -> None:
+            a = i0[0]
+            b = i1[0]
+            v = fn(a, b)
+            if type(v) is not _ndarray or v.dtype is not odt:
+                v = _finish(v, [a, b], odt, ondim, None)
+            o0[0] = v
+            f0[0] = True
+
+        return thunk
+
+    if variant == "u2_all":  # both inputs checked at every dimension: the whole shapes
+        i0, i1 = in_cells
+
+        def thunk() -> None:
+            a = i0[0]
+            b = i1[0]
+            if a.shape != b.shape:
+                check_broadcast(node, [a, b])
+            v = fn(a, b)
+            if type(v) is not _ndarray or v.dtype is not odt:
+                v = _finish(v, [a, b], odt, ondim, None)
+            o0[0] = v
+            f0[0] = True
+
+        return thunk
+
+    if variant == "u2_dims":
+        i0, i1 = in_cells
+
+        def thunk() -> None:
+            a = i0[0]
+            b = i1[0]
+            sa = a.shape
+            sb = b.shape
+            for d in dims:
+                if sa[d] != sb[d]:
+                    check_broadcast(node, [a, b])
+            v = fn(a, b)
+            if type(v) is not _ndarray or v.dtype is not odt:
+                v = _finish(v, [a, b], odt, ondim, None)
+            o0[0] = v
+            f0[0] = True
+
+        return thunk
+
+    if variant == "ufunc":  # three or more inputs
+
+        def thunk() -> None:
+            vals = [c[0] for c in in_cells]
+            if checks:
+                check(vals)
+            v = fn(*vals, out=...) if zero_d else fn(*vals)
+            if type(v) is not _ndarray or v.dtype is not odt:
+                v = _finish(v, vals, odt, ondim, None)
+            o0[0] = v
+            f0[0] = True
+
+        return thunk
+
+    # "chain": ((a + b) + c) + ..., as functools.reduce does it
+    def thunk() -> None:
+        vals = [c[0] for c in in_cells]
+        if checks:
+            check(vals)
+        v = vals[0]
+        for x in vals[1:-1]:
+            v = fn(v, x)
+        v = fn(v, vals[-1], out=...) if zero_d else fn(v, vals[-1])
+        if type(v) is not _ndarray or v.dtype is not odt:
+            v = _finish(v, vals, odt, ondim, None)
+        o0[0] = v
+        f0[0] = True
+
+    return thunk
+
+
+def _impl_thunk(
+    op: Elemwise,
+    node: Apply,
+    in_cells: list[list],
+    out_cells: list[list],
+    flags: list[list],
+    checks: list,
+    check: Any | None,
+) -> Any:
+    """The Elemwise thunk for any other scalar op: its impl, then perform's steps on each
+    result."""
+    out_types = [v.type for v in node.outputs]
+    impl = op.scalar_op.impl
+    inplace = dict(op.inplace_pattern)
+    finish = [
+        (cell, t.numpy_dtype, t.ndim, inplace.get(k)) for k, (cell, t) in enumerate(zip(out_cells, out_types))
+    ]
+    single = op.nout == 1
+
+    def thunk() -> None:
+        vals = [c[0] for c in in_cells]
+        if checks:
+            check(vals)
+        results = impl(*vals)
+        if single:
+            results = (results,)
+        for (cell, dtype, ndim, target), value in zip(finish, results):
+            cell[0] = _finish(value, vals, dtype, ndim, target)
+        for flag in flags:
+            flag[0] = True
+
+    return thunk
+
+
+def _dimshuffle_thunk(op: DimShuffle, node: Apply, storage_map: dict, compute_map: dict | None) -> Any:
+    in_cells = [storage_map[v] for v in node.inputs]
+    (i0,) = in_cells
+    out_cells = [storage_map[v] for v in node.outputs]
+    (o0,) = out_cells
+    (f0,) = _done_flags(node, compute_map)
+    perform = op.perform
+    perm = tuple(op.shuffle + op.drop)
+    n_keep = len(op.shuffle)
+    identity = op.shuffle == list(range(op.input_ndim))
+    n_aug = len(op.augment)
+
+    if op.input_ndim == 0 and not op.augment:  # perform hands a 0-d input on as it is
+
+        def view(x: np.ndarray) -> np.ndarray:
+            return x
+
+    elif op.augment and (op.input_ndim == 0 or (identity and not op.drop)):
+        # nothing moves: add the new length-1 dimensions (``np.expand_dims`` is a reshape)
+        if op.augment == list(range(n_aug)):  # on the left
+            ones = (1,) * n_aug
+
+            def view(x: np.ndarray) -> np.ndarray:
+                return x.reshape(ones + x.shape)
+
+        elif op.augment == list(range(op.input_ndim, op.input_ndim + n_aug)):  # on the right
+            ones = (1,) * n_aug
+
+            def view(x: np.ndarray) -> np.ndarray:
+                return x.reshape(x.shape + ones)
+
+        else:
+            order = [None if d == "x" else d for d in op.new_order]
+
+            def view(x: np.ndarray) -> np.ndarray:
+                sh = x.shape
+                return x.reshape([1 if d is None else sh[d] for d in order])
+
+    elif not op.drop and not op.augment:
+
+        def view(x: np.ndarray) -> np.ndarray:
+            return x.transpose(perm)
+
+    elif not op.augment:
+
+        def view(x: np.ndarray) -> np.ndarray:
+            res = x.transpose(perm)
+            return res.reshape(res.shape[:n_keep])
+
+    else:
+
+        def view(x: np.ndarray) -> np.ndarray:
+            res = x.transpose(perm)
+            if op.drop:
+                res = res.reshape(res.shape[:n_keep])
+            return np.expand_dims(res, op.augment)
+
+    def thunk() -> None:
+        x = i0[0]
+        if type(x) is _ndarray:
+            o0[0] = view(x)
+        else:
+            perform(node, [x], out_cells)  # (which sets the output, or raises)
+        f0[0] = True
+
+    thunk.sets_outputs = True
+    return _with_attrs(thunk, op, in_cells, out_cells)
+
+
+def _careduce_thunk(op: CAReduce, node: Apply, storage_map: dict, compute_map: dict | None) -> Any:
+    in_cells = [storage_map[v] for v in node.inputs]
+    (i0,) = in_cells
+    out_cells = [storage_map[v] for v in node.outputs]
+    (o0,) = out_cells
+    (f0,) = _done_flags(node, compute_map)
+    perform = op.perform
+    reduce = op.scalar_op.ufunc.reduce
+    axis = op.axis
+    acc = op.acc_dtype or None
+    odt = node.outputs[0].type.numpy_dtype
+    zero_d = node.outputs[0].type.ndim == 0 and _OUT_ELLIPSIS
+    no_identity = op.scalar_op.identity is None
+
+    def thunk() -> None:
+        x = i0[0]
+        if type(x) is not _ndarray or (no_identity and x.size == 0):
+            perform(node, [x], out_cells)  # (an empty reduction without identity raises)
+        else:
+            res = reduce(x, axis, acc, out=...) if zero_d else reduce(x, axis, acc)
+            if type(res) is not _ndarray or res.dtype is not odt:
+                res = np.asarray(res).astype(odt, copy=False)
+                if np.may_share_memory(res, x):
+                    res = res.copy()
+            o0[0] = res
+        f0[0] = True
+
+    # perform too sets its output (or raises), and copies a result that could alias x
+    thunk.sets_outputs = thunk.fresh_outputs = True
+    return _with_attrs(thunk, op, in_cells, out_cells)

@@ -8,6 +8,7 @@ for what is implemented.
 # tensor rewrite rules
 import arignote.tensor  # noqa: F401
 from arignote.compile import In, Mode, Out, function, get_mode, shared
+from arignote.compile.builders import OpFromGraph
 from arignote.configdefaults import config
 from arignote.gradient import grad
 from arignote.graph.basic import Apply, Constant, Variable
@@ -27,6 +28,7 @@ __all__ = [
     "Out",
     "FunctionGraph",
     "Op",
+    "OpFromGraph",
     "Type",
     "Variable",
     "__version__",

@@ -1,5 +1,7 @@
 """Compilation: ``function``, shared variables, modes, profiling and debugging modes."""
 
+from typing import Any
+
 from arignote.compile.executor import Function
 from arignote.compile.function import function, rebuild_collect_shared
 from arignote.compile.io import In, Out, SymbolicInput, SymbolicOutput
@@ -14,6 +16,7 @@ __all__ = [
     "FunctionMaker",
     "In",
     "Mode",
+    "OpFromGraph",
     "Out",
     "SharedVariable",
     "SymbolicInput",
@@ -27,3 +30,13 @@ __all__ = [
     "shared",
     "shared_constructor",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # OpFromGraph's module registers tensor rules (shape, batching), so it is imported once
+    # arignote.tensor is complete (arignote/__init__ does), not while tensor imports this package
+    if name == "OpFromGraph":
+        from arignote.compile.builders import OpFromGraph
+
+        return OpFromGraph
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

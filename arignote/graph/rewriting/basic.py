@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from arignote.configdefaults import config
 from arignote.graph.basic import Apply, AtomicVariable, Variable
+from arignote.graph.features import Feature
 from arignote.graph.fg import FunctionGraph, Output
 
 __all__ = [
@@ -102,45 +104,80 @@ def apply_node_rewriters(
     if not rewriters:
         return 0
     count = 0
-    worklist = list(fgraph.toposort())
+    worklist = deque(fgraph.toposort())
     queued = set(worklist)
     budget = max_passes * max(1, len(worklist))
-    while worklist:
-        node = worklist.pop(0)
-        queued.discard(node)
-        if node not in fgraph.apply_nodes:
-            continue
-        for rule in rewriters:
-            if not rule.applies_to(node):
-                continue
-            try:
-                result = rule.transform(fgraph, node)
-            except Exception as err:
-                if config.on_opt_error == "raise":
-                    raise RewriteError(f"{rule} raised on {node}: {err!r}") from err
-                if config.on_opt_error == "warn":
-                    warnings.warn(
-                        f"rewrite {rule.name} ({rule.where}) raised on {node} and was skipped: {err!r}",
-                        stacklevel=2,
-                    )
-                continue  # a failed rewrite leaves the graph as it was
-            if not result:
-                continue
-            pairs = _as_replacements(rule, node, result)
-            if config.trace_rewrites:
-                print(f"rewrite {rule.name} ({rule.where}): {node} -> {[str(n) for _, n in pairs]}")
-            fgraph.replace_all_validate(pairs, reason=rule.name)  # type: ignore[attr-defined]
-            count += 1
-            budget -= 1
-            if budget < 0:
-                raise RewriteError(f"rewriting did not settle after {max_passes} passes; last rule {rule}")
-            for _, new in pairs:
-                for new_node in _new_nodes(fgraph, new):
-                    if new_node not in queued:
-                        worklist.append(new_node)
-                        queued.add(new_node)
-            break
+    imported = _ImportedNodes()
+    fgraph.attach_feature(imported)
+    try:
+        while worklist:
+            count += _rewrite_one(fgraph, rewriters, worklist, queued, imported)
+            if count > budget:
+                raise RewriteError(f"rewriting did not settle after {max_passes} passes")
+    finally:
+        fgraph.remove_feature(imported)
     return count
+
+
+class _ImportedNodes(Feature):
+    """Collects the nodes a replacement brings into the graph, so that every one of them,
+    not only the replacement's root, is offered to the rules."""
+
+    def __init__(self) -> None:
+        self.nodes: list[Apply] = []
+
+    def on_import(self, fgraph: FunctionGraph, node: Apply, reason: Any) -> None:
+        self.nodes.append(node)
+
+
+def _rewrite_one(
+    fgraph: FunctionGraph,
+    rewriters: Sequence[NodeRewriter],
+    worklist: deque,
+    queued: set,
+    imported: _ImportedNodes,
+) -> int:
+    """Offer the next node of the worklist to the rules; 1 if one replaced it."""
+    node = worklist.popleft()
+    queued.discard(node)
+    if node not in fgraph.apply_nodes:
+        return 0
+    for rule in rewriters:
+        if not rule.applies_to(node):
+            continue
+        result = _transform(rule, fgraph, node)
+        if not result:
+            continue
+        pairs = _as_replacements(rule, node, result)
+        if config.trace_rewrites:
+            print(f"rewrite {rule.name} ({rule.where}): {node} -> {[str(n) for _, n in pairs]}")
+        imported.nodes.clear()
+        fgraph.replace_all_validate(pairs, reason=rule.name)  # type: ignore[attr-defined]
+        # every node the replacement brought in, its outputs' clients too, gets the rules
+        fresh = [n for n in imported.nodes if n in fgraph.apply_nodes]
+        for _, new in pairs:
+            fresh.extend(_new_nodes(fgraph, new))
+        for new_node in fresh:
+            if new_node not in queued:
+                worklist.append(new_node)
+                queued.add(new_node)
+        return 1
+    return 0
+
+
+def _transform(rule: NodeRewriter, fgraph: FunctionGraph, node: Apply) -> Any:
+    """The rule's result, or None where it raised and ``config.on_opt_error`` says to go on."""
+    try:
+        return rule.transform(fgraph, node)
+    except Exception as err:
+        if config.on_opt_error == "raise":
+            raise RewriteError(f"{rule} raised on {node}: {err!r}") from err
+        if config.on_opt_error == "warn":
+            warnings.warn(
+                f"rewrite {rule.name} ({rule.where}) raised on {node} and was skipped: {err!r}",
+                stacklevel=3,
+            )
+        return None  # a failed rewrite leaves the graph as it was
 
 
 def _new_nodes(fgraph: FunctionGraph, var: Variable) -> list[Apply]:

@@ -1,0 +1,696 @@
+"""``OpFromGraph``: a graph packaged as one Op.
+
+An :class:`OpFromGraph` is built from input and output Variables, like
+:func:`arignote.function`; applying it to other Variables makes one node that computes
+what the graph computes. The node runs a compiled inner function (built once, on first
+use), or, with ``inline=True``, is replaced by its inner graph when a function is
+compiled. Its gradient is the inner graph's, unless overridden (``lop_overrides``), and
+is itself an OpFromGraph, built once per Op and reused.
+
+>>> import numpy as np
+>>> import arignote
+>>> import arignote.tensor as pt
+>>> from arignote.compile.builders import OpFromGraph
+>>> x, y = pt.dscalars("x", "y")
+>>> axpy = OpFromGraph([x, y], [2.0 * x + y], name="axpy")
+>>> a, b = pt.dscalars("a", "b")
+>>> out = axpy(a, b) + axpy(b, a)
+>>> f = arignote.function([a, b], [out, arignote.grad(out, a)])
+>>> [float(v) for v in f(1.0, 10.0)]
+[33.0, 3.0]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import threading
+from collections.abc import Sequence
+from copy import copy
+from typing import Any
+
+import numpy as np
+
+from arignote.compile.function import function
+from arignote.compile.sharedvalue import SharedVariable
+from arignote.graph.basic import Apply, Constant, Variable, clone_get_equiv
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.op import HasInnerGraph, Op
+from arignote.graph.rewriting.basic import node_rewriter
+from arignote.graph.rewriting.db import register_rewrite
+from arignote.graph.traversal import graph_inputs, io_toposort, variable_depends_on
+from arignote.graph.utils import MissingInputError
+from arignote.tensor.batching import register_batch_rule
+from arignote.tensor.shape import Shape, Shape_i
+
+__all__ = ["OpFromGraph"]
+
+# Keywords of ``function`` that describe the graph rather than how to compile it: an
+# OpFromGraph gets its graph from ``inputs``/``outputs`` and its ``name`` itself.
+_NOT_COMPILE_KWARGS = frozenset({"inputs", "outputs", "updates", "givens", "name"})
+_COMPILE_KWARGS = frozenset(inspect.signature(function).parameters) - _NOT_COMPILE_KWARGS
+
+# compiling an inner function is done once per Op, even when two threads first use it
+# together; reentrant, since compiling one may run another (constant folding a nested Op)
+_compile_lock = threading.RLock()
+
+
+# --- building the inner graph -----------------------------------------------------------------
+
+
+def _as_variable_list(seq: Any, what: str) -> list[Variable]:
+    if isinstance(seq, Variable) or not isinstance(seq, (list, tuple)):
+        raise TypeError(
+            f"OpFromGraph: {what} must be a list of Variables, got {type(seq).__name__} {seq!r}"
+            + (f" (wrap it: [{seq}])" if isinstance(seq, Variable) else "")
+        )
+    for k, v in enumerate(seq):
+        if not isinstance(v, Variable):
+            raise TypeError(
+                f"OpFromGraph: {what}[{k}] must be a Variable, got {type(v).__name__} {v!r}"
+                + ("; make it a Variable with arignote.tensor.constant" if what == "outputs" else "")
+            )
+    return list(seq)
+
+
+def _implicit_inputs(inputs: list[Variable], outputs: list[Variable]) -> list[SharedVariable]:
+    """The shared variables the outputs use besides ``inputs``; any other free root
+    Variable is a :class:`MissingInputError` naming it."""
+    given = set(inputs)
+    shared: list[SharedVariable] = []
+    for var in graph_inputs(outputs, blockers=given):
+        if var in given or isinstance(var, Constant):
+            continue
+        if isinstance(var, SharedVariable):
+            shared.append(var)
+            continue
+        users = [k for k, o in enumerate(outputs) if variable_depends_on(o, var, stop_search_at=given)]
+        raise MissingInputError(
+            f"OpFromGraph: output {users[0]} ({outputs[users[0]]}) depends on {var} (Type {var.type}), "
+            "which is not one of the inputs; add it to the inputs (or make it a constant or a "
+            "shared variable)",
+            variable=var,
+        )
+    return shared
+
+
+def _constant_key(c: Constant) -> tuple:
+    data = c.data
+    if isinstance(data, (np.ndarray, np.generic)):
+        arr = np.ascontiguousarray(data)
+        raw = arr.tobytes()
+        # a large constant (weights, tables) is keyed by a digest, not by a copy of its bytes
+        content = raw if len(raw) <= 256 else hashlib.blake2b(raw, digest_size=32).digest()
+        return ("c", c.type, arr.dtype.str, arr.shape, content)
+    try:
+        key = ("c", c.type, data)
+        hash(key)
+        return key
+    except TypeError:
+        return ("c", c.type, "object", id(c))
+
+
+def _graph_signature(inputs: list[Variable], outputs: list[Variable]) -> tuple:
+    """The structure of the graph from ``inputs`` to ``outputs``: input Types, then each
+    node as (op, where its inputs come from), then where the outputs come from. Two graphs
+    with equal signatures compute the same thing."""
+    refs: dict = {v: ("i", k) for k, v in enumerate(inputs)}
+
+    def ref(v: Variable) -> tuple:
+        r = refs.get(v)
+        if r is None:  # a constant (the inner graph has no other roots)
+            r = refs[v] = _constant_key(v)
+        return r
+
+    body = []
+    for n, node in enumerate(io_toposort(inputs, outputs)):
+        body.append((node.op, tuple(ref(v) for v in node.inputs)))
+        for k, out in enumerate(node.outputs):
+            refs[out] = ("n", n, k)
+    return (tuple(v.type for v in inputs), tuple(body), tuple(ref(o) for o in outputs))
+
+
+def _io_connection_pattern(inputs: list[Variable], outputs: list[Variable]) -> list[list[bool]]:
+    """Which outputs depend on which inputs, through each inner node's own
+    connection_pattern (the same reading of it as ``grad``'s)."""
+    from arignote.gradient import _connection_pattern
+
+    deps: dict = {v: frozenset((k,)) for k, v in enumerate(inputs)}
+    empty: frozenset = frozenset()
+    for node in io_toposort(inputs, outputs):
+        pattern = _connection_pattern(node)
+        in_deps = [deps.get(v, empty) for v in node.inputs]
+        for j, out in enumerate(node.outputs):
+            if pattern is None:
+                deps[out] = empty.union(*in_deps)
+            else:
+                deps[out] = empty.union(*(d for d, row in zip(in_deps, pattern) if row[j]))
+    return [[k in deps.get(o, empty) for o in outputs] for k in range(len(inputs))]
+
+
+def _check_pattern(pattern: Any, n_explicit: int, n_total: int, n_out: int) -> list[list[bool]] | None:
+    if pattern is None:
+        return None
+    rows = [list(r) for r in pattern] if isinstance(pattern, (list, tuple)) else None
+    if (
+        rows is None
+        or len(rows) not in (n_explicit, n_total)
+        or any(len(r) != n_out or not all(isinstance(b, (bool, np.bool_)) for b in r) for r in rows)
+    ):
+        raise ValueError(
+            f"OpFromGraph: connection_pattern must be a list with one row per input ({n_explicit}) of "
+            f"{n_out} bools (one per output), got {pattern!r}"
+        )
+    return [[bool(b) for b in r] for r in rows]
+
+
+def _check_override(value: Any, what: str, length: tuple[int, ...], entry_args: str) -> None:
+    """A clear error at construction for an override that could never be used."""
+    if value is None or isinstance(value, OpFromGraph) or callable(value):
+        return
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(
+            f"OpFromGraph: {what} must be None, an OpFromGraph, a callable or a list, got "
+            f"{type(value).__name__} {value!r}"
+        )
+    if len(value) not in length:
+        raise ValueError(f"OpFromGraph: {what} has {len(value)} entries, expected {length[0]}")
+    from arignote.gradient import DisconnectedType
+    from arignote.graph.null_type import NullType
+
+    for k, entry in enumerate(value):
+        if entry is None or callable(entry):
+            continue
+        if isinstance(entry, Variable) and isinstance(entry.type, (NullType, DisconnectedType)):
+            continue
+        raise TypeError(
+            f"OpFromGraph: {what}[{k}] must be None (the default rule), a callable {entry_args} or a "
+            f"NullType / DisconnectedType Variable, got {type(entry).__name__} {entry!r}"
+        )
+
+
+def _same_override(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
+        return all(x is y for x, y in zip(a, b))
+    return False
+
+
+# --- the Op ------------------------------------------------------------------------------------
+
+
+class OpFromGraph(Op, HasInnerGraph):
+    r"""An Op whose computation is the graph from ``inputs`` to ``outputs``.
+
+    Parameters
+    ----------
+    inputs, outputs
+        Lists of Variables. The graph is cloned: changing the user's Variables later does not
+        change the Op. Constants may appear inside; shared variables used inside become
+        implicit extra inputs (appended after the explicit ones); any other Variable the
+        outputs need must be among ``inputs`` (else a ``MissingInputError`` naming it).
+    inline
+        ``True``: when a function is compiled, each node of this Op is replaced by its inner
+        graph (so the whole graph is rewritten together). ``False`` (default): the node
+        stays and runs a compiled inner function.
+    lop_overrides (or ``pullback``)
+        The gradient rule. ``None``: differentiate the inner graph. A callable
+        ``f(inputs, outputs, output_grads) -> list`` (one term per input; a disconnected
+        output gradient arrives as a DisconnectedType Variable). An OpFromGraph taking
+        ``(*inputs, *outputs, *output_grads)`` and returning one term per input. A list,
+        one entry per input: ``None`` (the inner graph's gradient for that input), a
+        callable as above returning that input's term, or a ``NullType`` /
+        ``DisconnectedType`` Variable (no gradient).
+    rop_overrides (or ``pushforward``)
+        The pushforward (Jacobian-vector product) rule: ``None`` (the inner graph's), a
+        callable ``f(inputs, tangents) -> list`` (one per output), an OpFromGraph taking
+        ``(*inputs, *tangents)``, or a list with one entry per output as above.
+    connection_pattern
+        Which outputs depend on which inputs (one row of bools per input); default: read
+        from the inner graph.
+    strict
+        ``True``: the inner graph may not use shared variables implicitly (an error).
+    name
+        Shown when printing.
+    destroy_map
+        As for any Op: ``{output: [inputs]}`` the Op may overwrite.
+    kwargs
+        Passed to :func:`arignote.function` when compiling the inner function (``mode``,
+        ``on_unused_input``, ...).
+
+    Two OpFromGraphs with the same inner graph (same structure, constants and shared
+    variables) and the same settings and override objects are equal, so their nodes merge.
+
+    >>> import arignote
+    >>> import arignote.tensor as pt
+    >>> from arignote.gradient import grad
+    >>> x = pt.dvector("x")
+    >>> softplus = OpFromGraph([x], [pt.log1p(pt.exp(x))], name="softplus")
+    >>> v = pt.dvector("v")
+    >>> cost = softplus(v).sum()
+    >>> f = arignote.function([v], [cost, grad(cost, v)])
+    >>> c, g = f([0.0, 1.0])
+    >>> round(float(c), 6), g.round(6).tolist()
+    (2.006409, [0.5, 0.731059])
+
+    A straight-through gradient (rounding forward, identity backward), so that the
+    gradient of ``sum(round(v) * v)`` is ``v + round(v)``:
+
+    >>> ste = OpFromGraph([x], [pt.round(x)], lop_overrides=lambda inps, outs, gs: [gs[0]])
+    >>> arignote.function([v], grad((ste(v) * v).sum(), v))([0.4, 1.6]).tolist()
+    [0.4, 3.6]
+    """
+
+    def __init__(
+        self,
+        inputs: list[Variable],
+        outputs: list[Variable],
+        *,
+        inline: bool = False,
+        lop_overrides: Any = None,
+        rop_overrides: Any = None,
+        connection_pattern: list[list[bool]] | None = None,
+        strict: bool = False,
+        name: str | None = None,
+        pullback: Any = None,
+        pushforward: Any = None,
+        destroy_map: dict | None = None,
+        **kwargs: Any,
+    ):
+        inputs = _as_variable_list(inputs, "inputs")
+        outputs = _as_variable_list(outputs, "outputs")
+        seen: dict = {}
+        for k, v in enumerate(inputs):
+            if v in seen:
+                raise ValueError(
+                    f"OpFromGraph: inputs {seen[v]} and {k} are the same Variable ({v}); each input must "
+                    "be a distinct Variable (use a fresh one, e.g. v.type())"
+                )
+            seen[v] = k
+        self._check_kwargs(kwargs)
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"OpFromGraph: name must be a string or None, got {name!r}")
+        if lop_overrides is not None and pullback is not None:
+            raise ValueError("OpFromGraph: give lop_overrides or pullback (the same thing), not both")
+        if rop_overrides is not None and pushforward is not None:
+            raise ValueError("OpFromGraph: give rop_overrides or pushforward (the same thing), not both")
+
+        shared = _implicit_inputs(inputs, outputs)
+        if strict and shared:
+            raise ValueError(
+                "OpFromGraph(strict=True): the inner graph uses shared variables that are not among "
+                f"the inputs: {shared}; pass them as inputs, or use strict=False to add them implicitly"
+            )
+        self.shared_inputs: list[SharedVariable] = shared
+        self.n_explicit = len(inputs)
+        # The private clone: fresh root Variables stand for the inputs (and the shared
+        # variables), so the Op never sees later changes to the user's graph.
+        roots = inputs + shared
+        memo = {v: v.type(name=f"i{k}") for k, v in enumerate(roots)}
+        equiv = clone_get_equiv([], outputs, copy_inputs=False, copy_orphans=False, memo=memo)
+        inner_inputs = [memo[v] for v in roots]
+        inner_outputs = [equiv[o] for o in outputs]
+        self.fgraph = FunctionGraph(inner_inputs, inner_outputs, clone=False)
+        self.input_types = [v.type for v in inner_inputs]
+        self.output_types = [v.type for v in inner_outputs]
+
+        self.is_inline = bool(inline)
+        self.name = name
+        self.kwargs = kwargs
+        self.pullback_overrides = pullback if pullback is not None else lop_overrides
+        self.pushforward_overrides = pushforward if pushforward is not None else rop_overrides
+        n_total, n_out = len(inner_inputs), len(inner_outputs)
+        _check_override(
+            self.pullback_overrides, "lop_overrides", (n_total, self.n_explicit), "(inputs, outputs, grads)"
+        )
+        _check_override(self.pushforward_overrides, "rop_overrides", (n_out,), "(inputs, tangents)")
+        self._given_pattern = _check_pattern(connection_pattern, self.n_explicit, n_total, n_out)
+        self.destroy_map = self._check_destroy_map(destroy_map, n_total, n_out)
+        self._reset_caches()
+        try:
+            self._signature: tuple | None = _graph_signature(inner_inputs, inner_outputs)
+        except TypeError:  # an inner op or constant that cannot be hashed: identity only
+            self._signature = None
+        self._set_hash()
+
+    def _set_hash(self) -> None:
+        try:
+            self._hash = hash(self._signature) if self._signature is not None else id(self)
+        except TypeError:
+            self._signature = None
+            self._hash = id(self)
+
+    @staticmethod
+    def _check_kwargs(kwargs: dict) -> None:
+        if "updates" in kwargs or "givens" in kwargs:
+            raise TypeError(
+                "OpFromGraph does not take updates or givens: the inner graph is a pure function of "
+                "its inputs (apply givens to the outputs before building the Op)"
+            )
+        unknown = sorted(set(kwargs) - _COMPILE_KWARGS)
+        if unknown:
+            raise TypeError(
+                f"OpFromGraph got unexpected keyword argument(s) {unknown}; extra keywords are passed "
+                f"to arignote.function, which takes {sorted(_COMPILE_KWARGS)}"
+            )
+
+    @staticmethod
+    def _check_destroy_map(destroy_map: Any, n_in: int, n_out: int) -> dict:
+        if not destroy_map:
+            return {}
+        if not isinstance(destroy_map, dict) or any(
+            not isinstance(o, int) or not 0 <= o < n_out or any(not 0 <= i < n_in for i in ins)
+            for o, ins in destroy_map.items()
+        ):
+            raise ValueError(
+                f"OpFromGraph: destroy_map must map output indices (< {n_out}) to lists of input "
+                f"indices (< {n_in}), got {destroy_map!r}"
+            )
+        return {o: list(ins) for o, ins in destroy_map.items()}
+
+    def _reset_caches(self) -> None:
+        self._fn: Any = None
+        self._pattern: list[list[bool]] | None = None
+        self._pullback_cache: dict = {}
+        self._pushforward_cache: dict = {}
+        self._batch_cache: dict = {}
+
+    # -- the inner graph ------------------------------------------------------------------
+
+    @property
+    def inner_inputs(self) -> list[Variable]:
+        return self.fgraph.inputs
+
+    @property
+    def inner_outputs(self) -> list[Variable]:
+        return self.fgraph.outputs
+
+    @property
+    def fn(self) -> Any:
+        """The compiled inner function (compiled on first use, then reused)."""
+        if self._fn is None:
+            with _compile_lock:
+                if self._fn is None:
+                    kwargs = dict(self.kwargs)
+                    kwargs.setdefault("on_unused_input", "ignore")
+                    fn = function(self.inner_inputs, self.inner_outputs, **kwargs)
+                    fn.trust_input = True  # make_node checked the Types of the outer inputs
+                    self._fn = fn
+        return self._fn
+
+    def clone(self) -> OpFromGraph:
+        """A copy with its own copy of the inner graph (equal to this Op)."""
+        res = copy(self)
+        equiv = clone_get_equiv(self.inner_inputs, self.inner_outputs, clone_inner_graphs=True)
+        res.fgraph = FunctionGraph(
+            [equiv[v] for v in self.inner_inputs], [equiv[v] for v in self.inner_outputs], clone=False
+        )
+        res._reset_caches()
+        return res
+
+    # -- identity and printing --------------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(self) is not type(other) or self._signature is None or other._signature is None:
+            return False
+        return (
+            self._hash == other._hash
+            and self.is_inline == other.is_inline
+            and self._signature == other._signature
+            and len(self.shared_inputs) == len(other.shared_inputs)
+            and all(a is b for a, b in zip(self.shared_inputs, other.shared_inputs))
+            and _same_override(self.pullback_overrides, other.pullback_overrides)
+            and _same_override(self.pushforward_overrides, other.pushforward_overrides)
+            and self._given_pattern == other._given_pattern
+            and self.destroy_map == other.destroy_map
+            and self._same_kwargs(other)
+        )
+
+    def _same_kwargs(self, other: OpFromGraph) -> bool:
+        try:
+            return bool(self.kwargs == other.kwargs)
+        except Exception:  # values that cannot be compared: only the same Op is equal
+            return False
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._hash, self.is_inline))
+
+    def __str__(self) -> str:
+        return f"{self.name or type(self).__name__}{{inline={self.is_inline}}}"
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        for key in ("_fn", "_pullback_cache", "_pushforward_cache", "_batch_cache"):
+            state.pop(key, None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        pattern = state.get("_pattern")
+        self._reset_caches()
+        self._pattern = pattern
+        self._set_hash()  # string hashes differ from one process to the next
+
+    # -- building nodes ---------------------------------------------------------------------
+
+    def _describe_inputs(self) -> str:
+        return ", ".join(f"{t}" for t in self.input_types[: self.n_explicit])
+
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        """Apply the Op to the explicit inputs (the implicit shared ones are appended);
+        all inputs, shared ones included, may be given instead."""
+        n, n_total = self.n_explicit, len(self.input_types)
+        if len(inputs) == n:
+            inputs = (*inputs, *self.shared_inputs)
+        elif len(inputs) != n_total:
+            expected = f"{n}" if n == n_total else f"{n} (or {n_total}, with its shared variables)"
+            raise ValueError(
+                f"{self} takes {expected} input(s) of Types ({self._describe_inputs()}), got {len(inputs)}"
+            )
+        return super().__call__(*inputs, **kwargs)
+
+    def make_node(self, *inputs: Any) -> Apply:
+        if len(inputs) != len(self.input_types):
+            raise ValueError(
+                f"{self} takes {len(self.input_types)} inputs (shared variables included), got {len(inputs)}"
+            )
+        checked = []
+        for k, (inp, itype) in enumerate(zip(inputs, self.input_types)):
+            try:
+                checked.append(itype.filter_variable(inp, allow_convert=True))
+            except (TypeError, ValueError) as err:
+                got = (
+                    f"{inp} of Type {inp.type}"
+                    if isinstance(inp, Variable)
+                    else f"{type(inp).__name__} {inp!r}"
+                )
+                raise TypeError(
+                    f"{self}: input {k} must have Type {itype} (or one convertible to it), got {got}"
+                ) from err
+        return Apply(self, checked, [t() for t in self.output_types])
+
+    # -- running ----------------------------------------------------------------------------
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        results = self.fn(*inputs)
+        for cell, value in zip(output_storage, results):
+            cell[0] = value
+
+    def connection_pattern(self, node: Apply | None = None) -> list[list[bool]]:
+        """The given pattern, or the inner graph's (DisconnectedType entries of a list
+        ``lop_overrides`` disconnect their input)."""
+        if self._pattern is None:
+            computed = _io_connection_pattern(self.inner_inputs, self.inner_outputs)
+            given = self._given_pattern
+            if given is not None:
+                pattern = [list(r) for r in given] + computed[len(given) :]
+            else:
+                pattern = computed
+                from arignote.gradient import DisconnectedType
+
+                lop = self.pullback_overrides
+                if isinstance(lop, (list, tuple)):
+                    for k, entry in enumerate(lop):
+                        if isinstance(getattr(entry, "type", None), DisconnectedType):
+                            pattern[k] = [False] * len(self.output_types)
+            self._pattern = pattern
+        return [list(r) for r in self._pattern]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[Any]) -> list:
+        """The output shapes from the input shapes, through the inner ops' own
+        ``infer_shape`` (no inner op runs unless it has none)."""
+        return _infer_inner_shapes(self, node, shapes)[0]
+
+    # -- differentiation --------------------------------------------------------------------
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """One gradient term per input (DisconnectedType where no gradient flows)."""
+        from arignote.compile._builders_grad import pullback_rule
+
+        return pullback_rule(self, output_grads)(list(inputs), list(outputs), list(output_grads))
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        """One tangent per output (DisconnectedType where no tangent flows)."""
+        from arignote.compile._builders_grad import pushforward_rule
+
+        return pushforward_rule(self, eval_points)(list(inputs), list(eval_points))
+
+    # -- inlining ---------------------------------------------------------------------------
+
+    def inline_on(self, inputs: Sequence[Variable]) -> list[Variable]:
+        """The inner graph rebuilt on ``inputs`` (inner OpFromGraphs with ``inline=True``
+        are expanded too)."""
+        env: dict = dict(zip(self.inner_inputs, inputs))
+        for node in io_toposort(self.inner_inputs, self.inner_outputs):
+            args = [env.get(v, v) for v in node.inputs]
+            op = node.op
+            if isinstance(op, OpFromGraph) and op.is_inline:
+                new_outputs = op.inline_on(args)
+            else:
+                new_outputs = node.clone_with_new_inputs(args).outputs
+            env.update(zip(node.outputs, new_outputs))
+        return [env.get(o, o) for o in self.inner_outputs]
+
+
+@register_rewrite("canonicalize", "fast_run", "fast_compile")
+@node_rewriter([OpFromGraph])
+def inline_op_from_graph(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """Replace a node of an OpFromGraph built with ``inline=True`` by its inner graph."""
+    if not node.op.is_inline:
+        return None
+    return node.op.inline_on(node.inputs)
+
+
+# --- shapes ----------------------------------------------------------------------------------
+
+
+def _has_shape(v: Variable) -> bool:
+    return isinstance(getattr(v.type, "shape", None), tuple)
+
+
+def _infer_inner_shapes(op: OpFromGraph, node: Apply, shapes: Sequence[Any]) -> tuple[list, set]:
+    """The shapes of ``node``'s outputs (tuples of ints and 0-d integer Variables, or None
+    for a Variable without a shape), and the set of Variables whose shape could only be
+    read off the Variable itself (computing it: an inner op with no ``infer_shape``).
+
+    The inner graph is rebuilt on the node's inputs (the rebuilt nodes are not computed
+    unless a shape refers to them) and each rebuilt node's ``infer_shape`` is asked.
+    """
+    from arignote.tensor.shape import ShapeError, shape_tuple
+
+    memo = dict(zip(op.inner_inputs, node.inputs))
+    equiv = clone_get_equiv([], op.inner_outputs, copy_inputs=False, copy_orphans=False, memo=memo)
+    shape_of: dict = {}
+    for v, s in zip(node.inputs, shapes):
+        shape_of[v] = tuple(s) if s is not None and _has_shape(v) else None
+    computed: set = set()
+
+    def shape_for(v: Variable) -> tuple | None:
+        if v in shape_of:
+            return shape_of[v]
+        return shape_tuple(v) if _has_shape(v) else None  # a constant: its static shape
+
+    for inner in io_toposort(op.inner_inputs, op.inner_outputs):
+        new = equiv[inner]
+        in_shapes = [shape_for(v) for v in new.inputs]
+        out_shapes = None
+        infer = getattr(new.op, "infer_shape", None)
+        if infer is not None and all(
+            s is not None or not _has_shape(v) for v, s in zip(new.inputs, in_shapes)
+        ):
+            try:
+                out_shapes = infer(None, new, [() if s is None else s for s in in_shapes])
+            except ShapeError:
+                out_shapes = None
+        for k, out in enumerate(new.outputs):
+            if not _has_shape(out):
+                shape_of[out] = None
+                continue
+            s = None if out_shapes is None else out_shapes[k]
+            if s is None:
+                s = shape_tuple(out)
+                if any(isinstance(e, Variable) for e in s):
+                    computed.add(out)
+            else:  # a static length is better than any expression for it
+                s = tuple(e if st is None else st for st, e in zip(out.type.shape, s))
+            shape_of[out] = s
+    return [shape_for(equiv.get(o, o)) for o in op.inner_outputs], computed
+
+
+def _needs_computing(entries: Sequence[Any], computed: set, stop: Sequence[Variable]) -> bool:
+    from arignote.graph.traversal import ancestors
+
+    roots = [e for e in entries if isinstance(e, Variable)]
+    return bool(computed) and any(v in computed for v in ancestors(roots, blockers=stop))
+
+
+@register_rewrite("canonicalize", "fast_run", "fast_compile")
+@node_rewriter([Shape, Shape_i])
+def shape_of_op_from_graph(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """The shape of an OpFromGraph output from its inner graph's shape inference, so that
+    asking for it does not run the OpFromGraph."""
+    from arignote.tensor.basic import as_tensor_variable
+    from arignote.tensor.math import cast
+    from arignote.tensor.shape import make_vector, shape_tuple
+
+    (x,) = node.inputs
+    owner = x.owner
+    if owner is None or not isinstance(owner.op, OpFromGraph):
+        return None
+    in_shapes = [shape_tuple(i) if _has_shape(i) else None for i in owner.inputs]
+    out_shapes, computed = _infer_inner_shapes(owner.op, owner, in_shapes)
+    entries = out_shapes[x.index]
+    if entries is None:
+        return None
+    if isinstance(node.op, Shape_i):
+        entries = (entries[node.op.i],)
+    if _needs_computing(entries, computed, owner.inputs):
+        return None  # the shape needs part of the inner graph computed: keep the node
+    ints = [cast(as_tensor_variable(e), "int64") for e in entries]
+    if isinstance(node.op, Shape_i):
+        return [ints[0]]
+    return [make_vector(*ints, dtype="int64")]
+
+
+# --- batching (the vectorised jacobian) ---------------------------------------------------------
+
+
+@register_batch_rule(OpFromGraph)
+def _batch_op_from_graph(op: OpFromGraph, node: Apply, args: list, flags: list) -> list | None:
+    """The inner graph vectorised over the batch, as a new OpFromGraph. An Op with
+    gradient overrides has no batched version of them: it falls back to a loop."""
+    if op.pullback_overrides is not None or op.pushforward_overrides is not None:
+        return None
+    lengths = {a.type.shape[0] for a, f in zip(args, flags) if f}
+    key = (tuple(flags), lengths.pop() if len(lengths) == 1 else None)
+    batched_op = op._batch_cache.get(key)
+    if batched_op is None:
+        batched_op = op._batch_cache[key] = _batched_op(op, list(flags), key[1])
+    return [(o, True) for o in batched_op(*args, return_list=True)]
+
+
+def _batched_op(op: OpFromGraph, flags: list, length: int | None) -> OpFromGraph:
+    from arignote.tensor.batching import batch_length, broadcast_batch, vectorize_graph
+    from arignote.tensor.type import TensorType
+
+    new_inputs = []
+    replace = {}
+    for k, (inp, flag) in enumerate(zip(op.inner_inputs, flags)):
+        if flag:
+            stacked = TensorType(inp.type.dtype, (length, *inp.type.shape))(f"b{k}")
+            replace[inp] = stacked
+            new_inputs.append(stacked)
+        else:
+            new_inputs.append(inp)
+    outs = vectorize_graph(op.inner_outputs, replace)
+    n = batch_length(next(iter(replace.values())))
+    outs = [broadcast_batch(o, n) if b is None else b for o, b in zip(op.inner_outputs, outs)]
+    name = None if op.name is None else f"{op.name}_batched"
+    return OpFromGraph(new_inputs, outs, inline=op.is_inline, name=name, **op.kwargs)

@@ -1,6 +1,6 @@
 """Tensors: ``import arignote.tensor as pt`` (the array language users write in)."""
 
-from arignote.tensor import special
+from arignote.tensor import linalg, special
 from arignote.tensor.alloc import *  # noqa: F403
 from arignote.tensor.basic import *  # noqa: F403
 from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
@@ -33,6 +33,8 @@ __all__ = [
     "TensorVariable",
     "abs",
     "all",
+    "linalg",
+    "random",
     "any",
     "max",
     "min",
@@ -42,4 +44,5 @@ __all__ = [
     "sum",
 ]
 import arignote.tensor.rewriting  # noqa: F401  (registers the tensor rules)
+from arignote.tensor import random  # noqa: F401  (pt.random)
 from arignote.tensor.sharedvar import TensorSharedVariable  # noqa: F401  (registers shared())

@@ -14,7 +14,7 @@ from typing import Any
 from arignote.graph.basic import Variable
 from arignote.tensor.alloc import alloc
 from arignote.tensor.batching import vectorize_graph
-from arignote.tensor.shape import _disconnected, _grad_like, _zero_grad, reshape, shape_i
+from arignote.tensor.shape import _disconnected, _grad_like, reshape, shape_i
 
 
 def _dims(v: Variable, start: int, stop: int) -> list:
@@ -79,18 +79,22 @@ def blockwise_pullback(
     op: Any, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence
 ) -> list:
     batch_ndim = outputs[0].type.ndim - len(op.outputs_sig[0])
-    grads = [_zero_grad(o) if _disconnected(g) else g for o, g in zip(outputs, output_grads)]
+    grads = list(output_grads)
     if batch_ndim == 0:
         return op.core_op.pullback(list(inputs), list(outputs), grads)
     core = op.core_node(inputs)
-    core_g = [o.type() for o in core.outputs]
+    # an unused output stays disconnected for the core rule too: zeros there could meet an
+    # infinity (0 * inf) in a rule that divides, and would cost work for nothing
+    core_g = [g if _disconnected(g) else o.type() for o, g in zip(core.outputs, grads)]
     terms = op.core_op.pullback(list(core.inputs), list(core.outputs), core_g)
     batch = _dims(outputs[0], 0, batch_ndim)
     ndims = op._core_ndims()
     out_ndims = [len(s) for s in op.outputs_sig]
     replace = {c: _flat(v, batch, n) for c, v, n in zip(core.inputs, inputs, ndims)}
     replace.update({c: _flat(v, batch, n) for c, v, n in zip(core.outputs, outputs, out_ndims)})
-    replace.update({c: _flat(g, batch, n) for c, g, n in zip(core_g, grads, out_ndims)})
+    replace.update(
+        {c: _flat(g, batch, n) for c, g, n in zip(core_g, grads, out_ndims) if not _disconnected(g)}
+    )
     flat_terms = _vectorize(list(terms), replace, batch)
     return [
         t if _is_marker(t) else _grad_like(_unflat(t, batch, x, n), x)

@@ -9,7 +9,7 @@ import pytest
 
 import arignote.tensor as pt
 from arignote import function
-from arignote.gradient import Rop, grad, jacobian, verify_grad
+from arignote.gradient import DisconnectedType, Rop, grad, jacobian, verify_grad
 from arignote.graph.basic import Apply
 from arignote.graph.op import Op
 from arignote.graph.traversal import ancestors
@@ -67,8 +67,12 @@ class SumAndSquares(Op):
 
     def pullback(self, inputs: list, outputs: list, grads: list) -> list:
         (x,) = inputs
-        g_sum, g_sq = grads
-        return [pt.ones_like(x) * g_sum + 2 * x * g_sq]
+        terms = [
+            pt.ones_like(x) * g if k == 0 else 2 * x * g
+            for k, g in enumerate(grads)
+            if not isinstance(g.type, DisconnectedType)  # an unused output
+        ]
+        return [terms[0] if len(terms) == 1 else terms[0] + terms[1]]
 
 
 def well_conditioned(*batch: int, n: int = 3, seed: int = 0) -> np.ndarray:

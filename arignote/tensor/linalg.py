@@ -1,0 +1,98 @@
+"""Linear algebra, as ``pytensor.tensor.linalg``: ``import arignote.tensor as pt`` then
+``pt.linalg.solve(a, b)``, ``pt.linalg.inv(x)``, ...
+
+Every function takes a matrix or a stack of matrices (``(..., m, n)``, batch dimensions
+broadcast as in NumPy) and has exact gradients (pullbacks) unless noted:
+
+- factorisations: :func:`cholesky`, :func:`qr` (SciPy's, ``mode="full"`` by default),
+  :func:`svd`, :func:`eigh`, :func:`eigvalsh`, :func:`eig` (complex, no gradient)
+- solvers: :func:`solve` (``assume_a`` ``'gen'``, ``'sym'``, ``'pos'``, ``'diagonal'``,
+  ``'tridiagonal'``, ``'banded'``, triangular), :func:`solve_triangular`,
+  :func:`cho_solve`
+- inverses and summaries: :func:`inv` (:func:`matrix_inverse`), :func:`pinv`,
+  :func:`det`, :func:`slogdet`, :func:`trace`, :func:`norm`
+- products: :func:`expm`, :func:`matrix_power`, :func:`matrix_dot`
+
+The Ops behind them (``Cholesky``, ``Solve``, ``SVD``, ...) act on single matrices; the
+functions wrap them in ``Blockwise`` for stacks.
+
+>>> import numpy as np
+>>> import arignote.tensor as pt
+>>> a = pt.dmatrix("a")
+>>> b = pt.dvector("b")
+>>> pt.linalg.solve(a, b).eval({a: np.array([[2.0, 0.0], [0.0, 4.0]]), b: np.array([1.0, 1.0])})
+array([0.5 , 0.25])
+"""
+
+from arignote.tensor.linalg_decompositions import QR, SVD, Eig, Eigh
+from arignote.tensor.nlinalg import (
+    Det,
+    MatrixInverse,
+    MatrixPinv,
+    SLogDet,
+    det,
+    eig,
+    eigh,
+    inv,
+    matrix_dot,
+    matrix_inverse,
+    matrix_power,
+    norm,
+    pinv,
+    slogdet,
+    svd,
+    trace,
+)
+from arignote.tensor.slinalg import (
+    Cholesky,
+    CholeskySolve,
+    Eigvalsh,
+    Expm,
+    Solve,
+    SolveBase,
+    SolveTriangular,
+    cho_solve,
+    cholesky,
+    eigvalsh,
+    expm,
+    qr,
+    solve,
+    solve_triangular,
+)
+
+__all__ = [
+    "QR",
+    "SVD",
+    "Cholesky",
+    "CholeskySolve",
+    "Det",
+    "Eig",
+    "Eigh",
+    "Eigvalsh",
+    "Expm",
+    "MatrixInverse",
+    "MatrixPinv",
+    "SLogDet",
+    "Solve",
+    "SolveBase",
+    "SolveTriangular",
+    "cho_solve",
+    "cholesky",
+    "det",
+    "eig",
+    "eigh",
+    "eigvalsh",
+    "expm",
+    "inv",
+    "matrix_dot",
+    "matrix_inverse",
+    "matrix_power",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "solve_triangular",
+    "svd",
+    "trace",
+]

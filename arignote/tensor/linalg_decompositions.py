@@ -1,0 +1,487 @@
+"""Matrix decompositions as core Ops: :class:`Eigh` (symmetric eigenproblem), :class:`Eig`
+(general eigenproblem, complex results, no gradient), :class:`SVD` and :class:`QR`.
+
+The user-facing functions (``eigh``, ``eig``, ``svd``, ``qr``) live in
+:mod:`arignote.tensor.nlinalg` and :mod:`arignote.tensor.slinalg`; they batch these Ops
+over leading dimensions.
+
+>>> import numpy as np
+>>> import arignote.tensor as pt
+>>> a = pt.matrix("a", dtype="float64", shape=(5, 3))
+>>> [o.type for o in SVD(full_matrices=False)(a)]
+[TensorType(float64, shape=(5, 3)), TensorType(float64, shape=(3,)), TensorType(float64, shape=(3, 3))]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+
+from arignote.gradient import grad_not_implemented
+from arignote.graph.basic import Apply, Variable
+from arignote.graph.op import Op
+from arignote.tensor.alloc import arange, eye, tril, zeros_like
+from arignote.tensor.join import concatenate, split
+from arignote.tensor.linalg_base import (
+    RuntimeCheck,
+    as_core,
+    check_square,
+    check_square_value,
+    const,
+    diag_embed,
+    diag_part,
+    is_complex,
+    lapack_dtype,
+    length,
+    mT,
+    out_type,
+    real_dtype,
+    register_core_batch_rule,
+    square_length,
+    sym,
+)
+from arignote.tensor.math import cast, eq, minimum, switch
+from arignote.tensor.products import dot
+from arignote.tensor.shape import _disconnected, _grad_like, _no_grad
+
+__all__ = ["QR", "SVD", "Eig", "Eigh"]
+
+
+def _given(g: Any) -> Variable | None:
+    """A cotangent or tangent, or ``None`` when it is disconnected (counts as zero)."""
+    return None if g is None or _disconnected(g) else g
+
+
+def _add(*terms: Variable | None) -> Variable | None:
+    out = None
+    for t in terms:
+        if t is not None:
+            out = t if out is None else out + t
+    return out
+
+
+def _safe_divide(num: Variable, den: Variable) -> Variable:
+    """``num / den``, but 0 wherever ``num`` is exactly 0 (also where ``den`` is 0).
+
+    A zero cotangent (Blockwise passes zeros for the outputs a cost does not use) then
+    gives zero, not ``0 * inf = NaN``, at repeated eigenvalues or zero singular values; a
+    nonzero one there still gives the infinite derivative it has."""
+    dtype = num.type.dtype
+    return num / switch(eq(num, const(0, dtype)), const(1, dtype), den)
+
+
+def _divide_by_gaps(x: Variable, d: Variable) -> Variable:
+    """``x[i, j] / (d[j] - d[i])`` off the diagonal, 0 on it (see :func:`_safe_divide`)."""
+    ident = eye(length(d, 0), dtype=d.type.dtype)
+    gaps = d.dimshuffle("x", 0) - d.dimshuffle(0, "x")
+    return _safe_divide(x * (const(1, d.type.dtype) - ident), gaps + ident)
+
+
+def _min_len(m: Any, n: Any) -> Any:
+    if isinstance(m, (int, np.integer)) and isinstance(n, (int, np.integer)):
+        return min(int(m), int(n))
+    return minimum(m, n)
+
+
+def _static_min(m: int | None, n: int | None) -> int | None:
+    return None if m is None or n is None else min(m, n)
+
+
+def _guarded(g: Variable | None, a: Variable, condition: str, what: str) -> Variable | None:
+    """``g`` behind a run-time check of ``a``'s shape, when its static shape does not say."""
+    m, n = a.type.shape
+    if g is None or (m is not None and n is not None):
+        return g
+    return RuntimeCheck(condition, what)(g, a)
+
+
+def _leading(x: Variable, k: Any, axis: int) -> tuple[Variable, Variable | None]:
+    """The first ``k`` entries of ``x`` along ``axis`` and the rest (``None`` when ``x`` is
+    statically known to have exactly ``k``)."""
+    total = length(x, axis)
+    if isinstance(total, int) and isinstance(k, int) and total == k:
+        return x, None
+    head, rest = split(x, [k, total - k], 2, axis=axis)
+    return head, rest
+
+
+def _unused_part(g: Variable | None, k: Any, axis: int, what: str) -> Variable | None:
+    """The first ``k`` entries of the cotangent ``g`` along ``axis``, after a run-time check
+    that the rest is zero (the outputs there are not unique, so the cost must not use them)."""
+    if g is None:
+        return None
+    head, rest = _leading(g, k, axis)
+    return head if rest is None else RuntimeCheck("zeros", what)(head, rest)
+
+
+# --- symmetric eigenproblem ------------------------------------------------------------------
+
+
+class Eigh(Op):
+    """Eigenvalues ``w`` (ascending) and orthonormal eigenvectors ``v`` (columns) of a
+    symmetric matrix, of which only the triangle ``lower`` names is read
+    (``scipy.linalg.eigh``; ``driver`` as there).
+
+    Its derivatives treat the input as symmetric (they are those of ``f((A + A^T)/2)``);
+    the eigenvectors' derivative is infinite where two eigenvalues coincide.
+    """
+
+    __props__ = ("lower", "driver")
+    gufunc_signature = "(m,m)->(m),(m,m)"
+
+    def __init__(self, lower: bool = True, driver: str | None = None):
+        if driver not in (None, "ev", "evd", "evr", "evx"):
+            raise ValueError(f"Eigh: driver must be None, 'ev', 'evd', 'evr' or 'evx', got {driver!r}")
+        self.lower = bool(lower)
+        self.driver = driver
+
+    def make_node(self, a: Any) -> Apply:
+        a = as_core(a, 2, "Eigh", "a")
+        check_square(a, "Eigh", "a")
+        n = square_length(a)
+        w = out_type(real_dtype(a.type.dtype), (n,))()
+        v = out_type(lapack_dtype(a.type.dtype), (n, n))()
+        return Apply(self, [a], [w, v])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        (a,) = inputs
+        check_square_value(a, "Eigh", "a")
+        w_dtype, v_dtype = (o.type.numpy_dtype for o in node.outputs)
+        if a.size:
+            w, v = scipy.linalg.eigh(
+                a.astype(v_dtype), lower=self.lower, driver=self.driver, check_finite=False
+            )
+        else:
+            w, v = np.zeros(0), np.zeros((0, 0))
+        output_storage[0][0] = np.asarray(w, dtype=w_dtype)
+        output_storage[1][0] = np.asarray(v, dtype=v_dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        n = shapes[0][0]
+        return [(n,), (n, n)]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """``A_bar = sym(V (diag(w_bar) + F o (V^T V_bar)) V^T)``, ``F[i, j] = 1/(w_j - w_i)``."""
+        (a,) = inputs
+        if is_complex(a):
+            return [grad_not_implemented(self, 0, a, "(complex input)")]
+        w, v = outputs
+        wbar, vbar = (_given(g) for g in output_grads)
+        inner = _add(
+            None if wbar is None else diag_embed(wbar),
+            None if vbar is None else _divide_by_gaps(dot(mT(v), vbar), w),
+        )
+        if inner is None:
+            return [_no_grad()]
+        return [_grad_like(sym(dot(dot(v, inner), mT(v))), a)]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        """``dw = diag(P)``, ``dV = V (F o P)`` with ``P = V^T sym(dA) V``."""
+        da = _given(eval_points[0])
+        if da is None:
+            return [_no_grad(), _no_grad()]
+        w, v = outputs
+        p = dot(dot(mT(v), sym(da)), v)
+        return [diag_part(p), dot(v, _divide_by_gaps(p, w))]
+
+
+# --- general eigenproblem --------------------------------------------------------------------
+
+
+class Eig(Op):
+    """Eigenvalues and right eigenvectors (columns, unit norm) of a general square matrix,
+    always complex (``numpy.linalg.eig``; NumPy returns real arrays when every eigenvalue
+    is real, this Op keeps one dtype). Not differentiable here."""
+
+    __props__ = ()
+    gufunc_signature = "(m,m)->(m),(m,m)"
+
+    def make_node(self, a: Any) -> Apply:
+        a = as_core(a, 2, "Eig", "a")
+        check_square(a, "Eig", "a")
+        n = square_length(a)
+        dtype = np.result_type(lapack_dtype(a.type.dtype), np.complex64).name
+        return Apply(self, [a], [out_type(dtype, (n,))(), out_type(dtype, (n, n))()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        (a,) = inputs
+        check_square_value(a, "Eig", "a")
+        dtype = node.outputs[0].type.numpy_dtype
+        w, v = np.linalg.eig(a.astype(lapack_dtype(a.dtype)))
+        output_storage[0][0] = np.asarray(w, dtype=dtype)
+        output_storage[1][0] = np.asarray(v, dtype=dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        n = shapes[0][0]
+        return [(n,), (n, n)]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        return [
+            grad_not_implemented(self, 0, inputs[0], "(eig of a general matrix; use eigh if it is symmetric)")
+        ]
+
+
+# --- singular value decomposition ------------------------------------------------------------
+
+
+class SVD(Op):
+    """The singular value decomposition ``A = U diag(s) Vh`` of an ``m x n`` matrix
+    (``numpy.linalg.svd``): outputs ``[U, s, Vh]``, or ``[s]`` without ``compute_uv``.
+    ``U`` is ``m x m`` and ``Vh`` ``n x n`` with ``full_matrices``, else ``m x k`` and
+    ``k x n`` (``k = min(m, n)``); ``s`` is descending.
+
+    The gradient through ``s`` always exists; through ``U`` and ``Vh`` it needs distinct
+    nonzero singular values, and with ``full_matrices`` a cost that does not use the
+    columns of ``U`` (rows of ``Vh``) past ``min(m, n)``, which are not unique (a run-time
+    error says so).
+    """
+
+    __props__ = ("full_matrices", "compute_uv")
+
+    def __init__(self, full_matrices: bool = True, compute_uv: bool = True):
+        self.full_matrices = bool(full_matrices)
+        self.compute_uv = bool(compute_uv)
+        if not self.compute_uv:
+            self.gufunc_signature = "(m,n)->(k)"
+        elif self.full_matrices:
+            self.gufunc_signature = "(m,n)->(m,m),(k),(n,n)"
+        else:
+            self.gufunc_signature = "(m,n)->(m,k),(k),(k,n)"
+
+    def make_node(self, a: Any) -> Apply:
+        a = as_core(a, 2, "SVD", "a")
+        m, n = a.type.shape
+        k = _static_min(m, n)
+        s = out_type(real_dtype(a.type.dtype), (k,))()
+        if not self.compute_uv:
+            return Apply(self, [a], [s])
+        dtype = lapack_dtype(a.type.dtype)
+        u_cols, vh_rows = (m, n) if self.full_matrices else (k, k)
+        return Apply(self, [a], [out_type(dtype, (m, u_cols))(), s, out_type(dtype, (vh_rows, n))()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        (a,) = inputs
+        if a.ndim != 2:
+            raise ValueError(f"SVD: the input must be a matrix, got an array of shape {a.shape}")
+        work = lapack_dtype(a.dtype)
+        result = np.linalg.svd(a.astype(work), full_matrices=self.full_matrices, compute_uv=self.compute_uv)
+        results = result if self.compute_uv else (result,)
+        for cell, out, value in zip(output_storage, node.outputs, results):
+            cell[0] = np.asarray(value, dtype=out.type.numpy_dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        m, n = shapes[0]
+        k = _min_len(m, n)
+        if not self.compute_uv:
+            return [(k,)]
+        if self.full_matrices:
+            return [(m, m), (k,), (n, n)]
+        return [(m, k), (k,), (k, n)]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """Townsend's rule (2016): with ``F[i, j] = 1/(s_j^2 - s_i^2)``,
+        ``A_bar = U [(F o (U^T U_bar - U_bar^T U)) S + diag(s_bar) + S (F o (V^T V_bar - V_bar^T V))] V^T
+        + (I - U U^T) U_bar S^-1 V^T + U S^-1 V_bar^T (I - V V^T)``."""
+        (a,) = inputs
+        if is_complex(a):
+            return [grad_not_implemented(self, 0, a, "(complex input)")]
+        if not self.compute_uv:
+            sbar = _given(output_grads[0])
+            if sbar is None:
+                return [_no_grad()]
+            u, _, vh = SVD(full_matrices=False)(a)
+            return [_grad_like(dot(u * sbar.dimshuffle("x", 0), vh), a)]
+        u, s, vh = outputs
+        ubar, sbar, vhbar = (_given(g) for g in output_grads)
+        if ubar is None and sbar is None and vhbar is None:
+            return [_no_grad()]
+        if self.full_matrices:  # only the first k columns of U (rows of Vh) are unique
+            k = length(s, 0)
+            what = "SVD(full_matrices=True) gradient: the cost uses columns of U (rows of Vh) past min(m, n)"
+            u, vh = _leading(u, k, 1)[0], _leading(vh, k, 0)[0]
+            ubar, vhbar = _unused_part(ubar, k, 1, what), _unused_part(vhbar, k, 0, what)
+        return [_grad_like(_svd_pullback(u, s, vh, ubar, sbar, vhbar), a)]
+
+
+def _svd_pullback(
+    u: Variable,
+    s: Variable,
+    vh: Variable,
+    ubar: Variable | None,
+    sbar: Variable | None,
+    vhbar: Variable | None,
+) -> Variable:
+    if ubar is None and vhbar is None:
+        return dot(u * sbar.dimshuffle("x", 0), vh)  # type: ignore[union-attr]
+    s2 = s * s
+    row, col = s.dimshuffle("x", 0), s.dimshuffle(0, "x")
+    v = mT(vh)
+    inner = _add(
+        None if sbar is None else diag_embed(sbar),
+        None if ubar is None else _divide_by_gaps(dot(mT(u), ubar) - dot(mT(ubar), u), s2) * row,
+        None if vhbar is None else col * _divide_by_gaps(dot(vh, mT(vhbar)) - dot(vhbar, v), s2),
+    )
+    core = dot(dot(u, inner), vh)
+    extra_u = None if ubar is None else dot(_safe_divide(ubar - dot(u, dot(mT(u), ubar)), row), vh)
+    extra_v = None if vhbar is None else dot(u, _safe_divide(vhbar - dot(dot(vhbar, v), vh), col))
+    return _add(core, extra_u, extra_v)  # type: ignore[return-value]
+
+
+# --- QR --------------------------------------------------------------------------------------
+
+_QR_MODES = ("full", "economic", "r", "raw")
+
+
+class QR(Op):
+    """The QR decomposition ``A = Q R`` of an ``m x n`` matrix (``scipy.linalg.qr``).
+
+    ``mode``: ``"full"`` gives ``Q`` ``m x m`` and ``R`` ``m x n``; ``"economic"`` ``Q``
+    ``m x k`` and ``R`` ``k x n`` (``k = min(m, n)``); ``"r"`` only ``R`` (``m x n``);
+    ``"raw"`` the Householder form ``(H, tau, R)``. With ``pivoting`` a last output ``P``
+    (int32 column permutation, ``A[:, P] = Q R``) is added.
+
+    Differentiable except in ``"raw"`` mode, as long as the cost does not use the columns
+    of ``Q`` past ``min(m, n)`` (``"full"`` mode; they are not unique: a run-time error
+    says so). A wide matrix (``m < n``) needs that static shape; an unknown shape is
+    checked at run time to have ``m >= n``.
+    """
+
+    __props__ = ("mode", "pivoting")
+
+    def __init__(self, mode: str = "full", pivoting: bool = False):
+        if mode not in _QR_MODES:
+            raise ValueError(f"QR: mode must be one of {_QR_MODES}, got {mode!r}")
+        self.mode = mode
+        self.pivoting = bool(pivoting)
+        outs = {"full": "(m,m),(m,n)", "economic": "(m,k),(k,n)", "r": "(m,n)", "raw": "(m,n),(k),(k,n)"}[
+            mode
+        ]
+        self.gufunc_signature = f"(m,n)->{outs}" + (",(n)" if self.pivoting else "")
+
+    def make_node(self, a: Any) -> Apply:
+        a = as_core(a, 2, "QR", "a")
+        m, n = a.type.shape
+        k = _static_min(m, n)
+        shapes = {
+            "full": [(m, m), (m, n)],
+            "economic": [(m, k), (k, n)],
+            "r": [(m, n)],
+            "raw": [(m, n), (k,), (k, n)],
+        }[self.mode]
+        dtype = lapack_dtype(a.type.dtype)
+        outs = [out_type(dtype, s)() for s in shapes]
+        if self.pivoting:
+            outs.append(out_type("int32", (n,))())
+        return Apply(self, [a], outs)
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        (a,) = inputs
+        if a.ndim != 2:
+            raise ValueError(f"QR: the input must be a matrix, got an array of shape {a.shape}")
+        work = lapack_dtype(a.dtype)
+        result = scipy.linalg.qr(a.astype(work), mode=self.mode, pivoting=self.pivoting, check_finite=False)
+        if self.mode == "r":
+            values = list(result) if isinstance(result, tuple) else [result]
+        elif self.mode == "raw":
+            (h, tau), *rest = result
+            values = [h, tau, *rest]
+        else:
+            values = list(result)
+        for cell, out, value in zip(output_storage, node.outputs, values):
+            cell[0] = np.asarray(value, dtype=out.type.numpy_dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        m, n = shapes[0]
+        k = _min_len(m, n)
+        out = {
+            "full": [(m, m), (m, n)],
+            "economic": [(m, k), (k, n)],
+            "r": [(m, n)],
+            "raw": [(m, n), (k,), (k, n)],
+        }[self.mode]
+        return out + ([(n,)] if self.pivoting else [])
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """For ``m >= n``: ``A_bar = (Q_bar + Q copyltu(M)) R^-T`` with
+        ``M = R R_bar^T - Q_bar^T Q`` (``copyltu`` mirrors the lower triangle up)."""
+        (a,) = inputs
+        if is_complex(a):
+            return [grad_not_implemented(self, 0, a, "(complex input)")]
+        if self.mode == "raw":
+            return [grad_not_implemented(self, 0, a, "(mode='raw')")]
+        grads = [_given(g) for g in output_grads]
+        qbar, rbar = (None, grads[0]) if self.mode == "r" else (grads[0], grads[1])
+        if qbar is None and rbar is None:
+            return [_no_grad()]
+        m, n = length(a, 0), length(a, 1)
+        k = _min_len(m, n)
+        if self.mode == "r":  # no Q among the outputs: recompute the economic one
+            q, r, *perm = QR("economic", self.pivoting)(a)
+        else:
+            q, r, *perm = outputs
+            q = _leading(q, k, 1)[0]
+        # the rows of R past k are zeros whatever A is; Q's columns past k are not unique
+        r, rbar = _leading(r, k, 0)[0], None if rbar is None else _leading(rbar, k, 0)[0]
+        what = "QR(mode='full') gradient: the cost depends on the columns of Q past min(m, n)"
+        qbar = _unused_part(qbar, k, 1, what)
+        sm, sn = a.type.shape
+        if sm is not None and sn is not None and sm < sn:
+            abar = _qr_wide_pullback(a, q, r, qbar, rbar)
+        else:
+            what = "the gradient of QR (written for matrices with at least as many rows as columns)"
+            qbar, rbar = _guarded(qbar, a, "tall", what), _guarded(rbar, a, "tall", what)
+            abar = _qr_pullback(q, r, qbar, rbar)
+        if perm:  # A P = Q R: send the columns back where they came from
+            abar = dot(abar, mT(_permutation_matrix(perm[0], abar.type.dtype)))
+        return [_grad_like(abar, a)]
+
+
+def _qr_wide_pullback(
+    a: Variable, q: Variable, r: Variable, qbar: Variable | None, rbar: Variable | None
+) -> Variable:
+    """``A = [X | Y]`` with ``m < n``, ``R = [U | V]``: ``X = Q U`` is a square QR and
+    ``Y = Q V``, so ``Y_bar = Q V_bar`` and ``X`` gets the square rule with
+    ``Q_bar + Y V_bar^T``."""
+    m = length(a, 0)
+    y = _leading(a, m, 1)[1]
+    ubar, vbar = (None, None) if rbar is None else _leading(rbar, m, 1)
+    u = _leading(r, m, 1)[0]
+    qbar = _add(qbar, None if vbar is None else dot(y, mT(vbar)))
+    xbar = _qr_pullback(q, u, qbar, ubar)
+    ybar = zeros_like(y) if vbar is None else dot(q, vbar)
+    return concatenate([xbar, ybar], axis=1)
+
+
+def _qr_pullback(q: Variable, r: Variable, qbar: Variable | None, rbar: Variable | None) -> Variable:
+    from arignote.tensor.slinalg import SolveTriangular
+
+    m = _add(
+        None if rbar is None else dot(r, mT(rbar)),
+        None if qbar is None else -dot(mT(qbar), q),
+    )
+    copyltu = tril(m) + mT(tril(m, -1))  # type: ignore[arg-type]
+    b = _add(qbar, dot(q, copyltu))
+    # b R^-T = (R^-1 b^T)^T
+    return mT(SolveTriangular(lower=False, b_ndim=2)(r, mT(b)))  # type: ignore[arg-type]
+
+
+def _permutation_matrix(p: Variable, dtype: str) -> Variable:
+    """``P`` with ``A @ P == A[:, p]``: ``P[i, j] = (i == p[j])``."""
+    idx = arange(length(p, 0), dtype=p.type.dtype)
+    return cast(eq(idx.dimshuffle(0, "x"), p.dimshuffle("x", 0)), dtype)
+
+
+register_core_batch_rule(Eigh, Eig, SVD, QR)

@@ -10,7 +10,13 @@ those a merge (CSE) pass removes (work the gradient built twice). The models:
 * ``chain``: ``y = sin(y) * 0.5 + y * 0.5`` repeated ``size`` times on a vector (3 nodes
   per step, so the graph is ``3 * size`` deep);
 * ``reduce``: ``size`` blocks of reductions of ``h = x * w_k`` for a matrix ``x``: max over
-  rows, log-sum-exp and mean of squares over columns, product over rows.
+  rows, log-sum-exp and mean of squares over columns, product over rows;
+* ``gp``: the negative log marginal likelihood of a Gaussian process with ``size`` additive
+  RBF kernels (lengthscale and variance each) on 1-d inputs: Cholesky factor, two
+  triangular solves, log-determinant from the factor's diagonal (linear algebra Ops);
+* ``embed``: ``size`` layers of an embedding lookup ``E_k[tokens]`` (integer-array
+  indexing), a slice ``h[:, 1:] - h[:, :-1]`` and a set_subtensor of the first column
+  (indexing Ops and their gradients).
 
 The same models are built with PyTensor 3 (the peer), in this process when it can be
 imported, else in ``--peer-python`` (which runs this script with ``--serve``), and shown
@@ -45,7 +51,13 @@ from _common import (
 )
 
 LIBS = ("arignote", "pytensor")
-MODELS: dict[str, tuple[int, ...]] = {"mlp": (4, 16), "chain": (300, 3_000, 30_000), "reduce": (10, 50)}
+MODELS: dict[str, tuple[int, ...]] = {
+    "mlp": (4, 16),
+    "chain": (300, 3_000, 30_000),
+    "reduce": (10, 50),
+    "gp": (1, 8),
+    "embed": (2, 16),
+}
 
 
 class Library:
@@ -135,10 +147,44 @@ def model_reduce(lib: Library, blocks: int) -> tuple[list, Any, list]:
     return [x, *ws], cost, [x, *ws]
 
 
+def model_gp(lib: Library, kernels: int) -> tuple[list, Any, list]:
+    pt = lib.pt
+    x = pt.vector("x", dtype="float64")
+    y = pt.vector("y", dtype="float64")
+    d2 = (x[:, None] - x[None, :]) ** 2
+    params, k = [], None
+    for j in range(kernels):
+        ell, var = pt.scalar(f"ell{j}", dtype="float64"), pt.scalar(f"var{j}", dtype="float64")
+        params += [ell, var]
+        term = var * pt.exp(-0.5 * d2 / ell**2)
+        k = term if k is None else k + term
+    k = k + 1e-3 * pt.eye(x.shape[0])
+    chol = pt.linalg.cholesky(k)
+    v = pt.linalg.solve_triangular(chol, y, lower=True)
+    cost = 0.5 * pt.sum(v**2) + pt.sum(pt.log(pt.diagonal(chol)))
+    return [x, y, *params], cost, params
+
+
+def model_embed(lib: Library, layers: int) -> tuple[list, Any, list]:
+    pt = lib.pt
+    tokens = pt.matrix("tokens", dtype="int64")
+    params, h = [], None
+    for j in range(layers):
+        table_ = pt.matrix(f"E{j}", dtype="float64", shape=(1000, 32))
+        params.append(table_)
+        e = table_[tokens][:, j:]  # (batch, seq - j, 32): h is one shorter per layer
+        h = e if h is None else h + e
+        h = pt.tanh(h[:, 1:] - h[:, :-1])
+        h = pt.set_subtensor(h[:, 0], 0.0)
+    return [tokens, *params], pt.sum(h**2), params
+
+
 BUILDERS: dict[str, Callable[[Library, int], tuple[list, Any, list]]] = {
     "mlp": model_mlp,
     "chain": model_chain,
     "reduce": model_reduce,
+    "gp": model_gp,
+    "embed": model_embed,
 }
 
 

@@ -20,6 +20,7 @@ from arignote.tensor.math import (
 from arignote.tensor.products import *  # noqa: F403
 from arignote.tensor.shape import *  # noqa: F403
 from arignote.tensor.sort import *  # noqa: F403
+from arignote.tensor.subtensor import *  # noqa: F403
 from arignote.tensor.type import *  # noqa: F403
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import TensorConstant, TensorVariable
@@ -44,5 +45,5 @@ __all__ = [
     "sum",
 ]
 import arignote.tensor.rewriting  # noqa: F401  (registers the tensor rules)
-from arignote.tensor import random  # noqa: F401  (pt.random)
+from arignote.tensor import random
 from arignote.tensor.sharedvar import TensorSharedVariable  # noqa: F401  (registers shared())

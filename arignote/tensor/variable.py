@@ -225,6 +225,30 @@ class _tensor_py_operators:
         out.name = name
         return out
 
+    # -- indexing -------------------------------------------------------------------------
+
+    def __getitem__(self, index: Any) -> Any:
+        """``x[index]`` with NumPy's semantics (see :mod:`arignote.tensor.subtensor`)."""
+        return _mod("subtensor").getitem(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        raise TypeError(
+            f"The symbolic {self} does not support item assignment: graph values are immutable. "
+            "Build the updated tensor instead: pt.set_subtensor(x[idx], y) or x[idx].set(y) to "
+            "write y, pt.inc_subtensor(x[idx], y) or x[idx].inc(y) to add it"
+        )
+
+    def set(self, y: Any, **kwargs: Any) -> Any:
+        """``set_subtensor(self, y)``: the indexed tensor with ``y`` written into this part."""
+        return _mod("subtensor").set_subtensor(self, y, **kwargs)
+
+    def inc(self, y: Any, **kwargs: Any) -> Any:
+        """``inc_subtensor(self, y)``: the indexed tensor with ``y`` added to this part."""
+        return _mod("subtensor").inc_subtensor(self, y, **kwargs)
+
+    def take(self, indices: Any, axis: int | None = None, mode: str = "raise") -> Any:
+        return _mod("subtensor").take(self, indices, axis, mode)
+
     # -- reductions -----------------------------------------------------------------------
 
     def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False, acc_dtype: Any = None) -> Any:

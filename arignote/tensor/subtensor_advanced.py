@@ -1,0 +1,584 @@
+"""Integer-array and boolean-mask indexing: ``AdvancedSubtensor1`` (one integer vector on
+the first axis), ``AdvancedSubtensor`` (any mixture, NumPy's rules), their increment/set
+counterparts, and ``take``.
+
+Repeated indices accumulate when incrementing (like ``numpy.add.at``), which is what the
+gradient of an indexing needs: ``grad(x[[0, 0]].sum(), x)`` is 2 at position 0.
+
+>>> import numpy as np
+>>> import arignote.tensor as pt
+>>> x = pt.dmatrix("x")
+>>> y = x[[0, 2]]
+>>> y.owner.op, y.type
+(AdvancedSubtensor1, TensorType(float64, shape=(2, None)))
+>>> x[x > 1].eval({x: np.array([[1.0, 2.0], [3.0, 0.0]])})
+array([2., 3.])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from arignote.graph.basic import Apply, Variable
+from arignote.graph.op import Op
+from arignote.tensor.basic import as_tensor_variable
+from arignote.tensor.batching import batch_length, broadcast_batch, register_batch_rule
+from arignote.tensor.elemwise import DimShuffle, normalize_axis
+from arignote.tensor.shape import _disconnected, _grad_like, _no_grad, _zero_grad
+from arignote.tensor.subtensor_index import (
+    PicklableIndex,
+    StaticLengths,
+    SymbolicLengths,
+    advanced_dims_first,
+    check_inc_value,
+    check_index_inputs,
+    check_runtime_value,
+    check_static_index,
+    dims_consumed,
+    idx_key,
+    idx_str,
+    index_builder,
+    indexed_shape,
+    indices_from_subtensor,
+    is_advanced_entry,
+    is_mask,
+    is_placeholder,
+    parse_index,
+    placeholder_of,
+    sum_to_value,
+    to_idx_list,
+    value_like,
+)
+from arignote.tensor.type import TensorType
+
+__all__ = [
+    "AdvancedSubtensor1",
+    "AdvancedIncSubtensor1",
+    "AdvancedSubtensor",
+    "AdvancedIncSubtensor",
+    "advanced_subtensor1",
+    "advanced_inc_subtensor1",
+    "advanced_set_subtensor1",
+    "advanced_subtensor",
+    "advanced_inc_subtensor",
+    "advanced_set_subtensor",
+    "take",
+]
+
+
+def _index_vector(i: Any, what: str) -> Variable:
+    i = as_tensor_variable(i)
+    if i.type.ndim != 1 or np.dtype(i.type.dtype).kind not in "iu":
+        raise TypeError(f"{what}: the index must be an integer vector, got {i} of Type {i.type}")
+    return i
+
+
+def _index_error(op: Op, err: Exception, x: np.ndarray) -> Exception:
+    return type(err)(f"{op}: {err} (indexing a tensor of shape {x.shape})")
+
+
+def _is_float(v: Variable) -> bool:
+    return np.dtype(v.type.dtype).kind in "fc"
+
+
+# --- AdvancedSubtensor1 ----------------------------------------------------------------------
+
+
+class AdvancedSubtensor1(Op):
+    """``x[i]`` for an integer vector ``i`` (the rows of ``x`` it names, repeats allowed)."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any, ilist: Any) -> Apply:
+        x = as_tensor_variable(x)
+        if x.type.ndim == 0:
+            raise IndexError(f"{self}: cannot index the 0-d {x} with an integer vector")
+        ilist = _index_vector(ilist, str(self))
+        check_static_index(x.type.shape, [ilist], f"{self} of {x}")
+        shape = (ilist.type.shape[0], *x.type.shape[1:])
+        return Apply(self, [x, ilist], [TensorType(x.type.dtype, shape)()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        x, i = inputs
+        try:
+            output_storage[0][0] = np.take(x, i, axis=0)  # NumPy names the bad index and the length
+        except IndexError as err:
+            raise _index_error(self, err, x) from None
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        return [(shapes[1][0], *shapes[0][1:])]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[True], [False]]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """The output gradient's rows added into zeros at the indexed rows (repeats add up)."""
+        x, i = inputs
+        if not _is_float(x):
+            return [_zero_grad(x), _no_grad()]
+        gx = AdvancedIncSubtensor1()(_zero_grad(x), output_grads[0], i)
+        return [_grad_like(gx, x), _no_grad()]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        if _disconnected(eval_points[0]):
+            return [_no_grad()]
+        return [self(eval_points[0], inputs[1])]
+
+
+advanced_subtensor1 = AdvancedSubtensor1()
+
+
+class AdvancedIncSubtensor1(Op):
+    """``x`` with ``y`` added to (or written into) the rows ``x[i]`` for an integer vector
+    ``i``; repeated rows accumulate every increment (``numpy.add.at``)."""
+
+    __props__ = ("inplace", "set_instead_of_inc")
+
+    def __init__(self, inplace: bool = False, set_instead_of_inc: bool = False):
+        self.inplace = bool(inplace)
+        self.set_instead_of_inc = bool(set_instead_of_inc)
+        self.destroy_map = {0: [0]} if self.inplace else {}
+
+    def make_node(self, x: Any, y: Any, ilist: Any) -> Apply:
+        x = as_tensor_variable(x)
+        y = as_tensor_variable(y)
+        if x.type.ndim == 0:
+            raise IndexError(f"{self}: cannot index the 0-d {x} with an integer vector")
+        ilist = _index_vector(ilist, str(self))
+        check_static_index(x.type.shape, [ilist], f"{self} of {x}")
+        check_inc_value(x, y, (ilist.type.shape[0], *x.type.shape[1:]), str(self))
+        return Apply(self, [x, y, ilist], [TensorType(x.type.dtype, x.type.shape)()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        x, y, i = inputs
+        check_runtime_value(self, y, (len(i), *x.shape[1:]), node.inputs[1].type)
+        out = x if self.inplace else x.copy()
+        try:
+            if self.set_instead_of_inc:
+                out[i] = y
+            else:
+                np.add.at(out, i, np.asarray(y, dtype=out.dtype))
+        except IndexError as err:
+            raise _index_error(self, err, x) from None
+        output_storage[0][0] = out
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        return [tuple(shapes[0])]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[True], [True], [False]]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """For ``x``: the gradient (written rows zeroed for a set); for ``y``: the gradient's
+        indexed rows, summed where ``y`` was broadcast; the index is disconnected."""
+        x, y, i = inputs
+        (g,) = output_grads
+        if not _is_float(x):
+            return [_zero_grad(x), _zero_grad(y), _no_grad()]
+        if self.set_instead_of_inc:
+            gx = AdvancedIncSubtensor1(set_instead_of_inc=True)(g, np.zeros((), g.type.dtype), i)
+        else:
+            gx = g
+        gy = sum_to_value(advanced_subtensor1(g, i), y) if _is_float(y) else _zero_grad(y)
+        return [_grad_like(gx, x), gy, _no_grad()]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        x, _, i = inputs
+        ex, ey = eval_points[:2]
+        if _disconnected(ex) and _disconnected(ey):
+            return [_no_grad()]
+        ex = _zero_grad(x) if _disconnected(ex) else ex
+        if _disconnected(ey):
+            if not self.set_instead_of_inc:
+                return [ex]
+            ey = np.zeros((), x.type.dtype)
+        return [AdvancedIncSubtensor1(set_instead_of_inc=self.set_instead_of_inc)(ex, ey, i)]
+
+    def __str__(self) -> str:
+        return "AdvancedSetSubtensor1" if self.set_instead_of_inc else "AdvancedIncSubtensor1"
+
+
+advanced_inc_subtensor1 = AdvancedIncSubtensor1()
+advanced_set_subtensor1 = AdvancedIncSubtensor1(set_instead_of_inc=True)
+
+
+# --- AdvancedSubtensor -----------------------------------------------------------------------
+
+
+def _check_advanced_idx_list(idx_list: Sequence[Any], what: str) -> tuple:
+    """Entries of an advanced index: ints, slices (int/placeholder/None parts), None,
+    Ellipsis and placeholders (0-d integers, integer arrays, boolean masks)."""
+    out = []
+    for e in idx_list:
+        if isinstance(e, slice):
+            parts = (e.start, e.stop, e.step)
+            for p in parts:
+                if not (p is None or isinstance(p, (int, np.integer)) or (is_placeholder(p) and p.ndim == 0)):
+                    raise TypeError(f"{what}: slice {e} must have int, 0-d integer TensorType or None parts")
+            if e.step == 0:
+                raise ValueError(f"{what}: slice step cannot be zero")
+            out.append(slice(*(int(p) if isinstance(p, np.integer) else p for p in parts)))
+        elif e is None or e is Ellipsis or is_placeholder(e):
+            if is_placeholder(e) and np.dtype(e.dtype).kind not in "biu":
+                raise TypeError(f"{what}: index entries must be integer or boolean, got {e}")
+            out.append(e)
+        elif isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_)):
+            out.append(int(e))
+        else:
+            raise TypeError(f"{what}: invalid index entry {e!r}")
+    if sum(e is Ellipsis for e in out) > 1:
+        raise IndexError(f"{what}: an index can only have a single ellipsis ('...')")
+    return tuple(out)
+
+
+def _check_advanced_ndim(x: Variable, idx_list: Sequence[Any], what: str) -> None:
+    used = dims_consumed(idx_list)
+    if used > x.type.ndim:
+        raise IndexError(
+            f"{what}: too many indices for {x}: it is {x.type.ndim}-dimensional ({x.type}), but {used} "
+            "were indexed"
+        )
+
+
+def _static_indexed_shape(op: Op, x: Variable, idx: Sequence[Variable]) -> tuple:
+    check_static_index(x.type.shape, indices_from_subtensor(idx, op.idx_list), f"{op} of {x}")
+    return indexed_shape(
+        x.type.shape, op.idx_list, idx, [i.type.shape for i in idx], StaticLengths(), str(op)
+    )
+
+
+class AdvancedSubtensor(PicklableIndex, Op):
+    """``x[idx]`` for an index holding integer arrays or boolean masks (mixed with ints,
+    slices, new axes and an Ellipsis), with NumPy's rules for where the dimensions of
+    the advanced indices go. The index arrays are inputs; ints and slices with constant
+    parts stay in ``idx_list``."""
+
+    __props__ = ("idx_list",)
+
+    def __init__(self, idx_list: Sequence[Any]):
+        self.idx_list = _check_advanced_idx_list(idx_list, "AdvancedSubtensor")
+        self._index = index_builder(self.idx_list)
+        # NumPy returns a view for an index without arrays or masks: copy it then (no view_map)
+        self._gives_view = not any(is_advanced_entry(e) for e in self.idx_list if not isinstance(e, slice))
+
+    def __hash__(self) -> int:
+        return hash((type(self), idx_key(self.idx_list)))
+
+    def make_node(self, x: Any, *inputs: Any) -> Apply:
+        x = as_tensor_variable(x)
+        _check_advanced_ndim(x, self.idx_list, str(self))
+        idx = check_index_inputs(self, self.idx_list, inputs)
+        shape = _static_indexed_shape(self, x, idx)
+        return Apply(self, [x, *idx], [TensorType(x.type.dtype, shape)()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        x, *vals = inputs
+        try:
+            out = x[self._index(vals)]
+        except (IndexError, ValueError) as err:
+            raise _index_error(self, err, x) from None
+        output_storage[0][0] = np.array(out) if self._gives_view else np.asarray(out)
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        inferred = indexed_shape(shapes[0], self.idx_list, node.inputs[1:], shapes[1:], SymbolicLengths())
+        static = node.outputs[0].type.shape
+        return [tuple(s if s is not None else n for n, s in zip(inferred, static))]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[True], *([False] for _ in node.inputs[1:])]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """The output gradient added into zeros at the indexed places (repeats add up)."""
+        x, *idx = inputs
+        rest = [_no_grad() for _ in idx]
+        if not _is_float(x):
+            return [_zero_grad(x), *rest]
+        gx = AdvancedIncSubtensor(self.idx_list)(_zero_grad(x), output_grads[0], *idx)
+        return [_grad_like(gx, x), *rest]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        if _disconnected(eval_points[0]):
+            return [_no_grad()]
+        return [self(eval_points[0], *inputs[1:])]
+
+    def __str__(self) -> str:
+        return f"AdvancedSubtensor{{{idx_str(self.idx_list)}}}"
+
+
+class AdvancedIncSubtensor(PicklableIndex, Op):
+    """``x`` with ``y`` added to (or written into) ``x[idx]`` for an advanced index.
+
+    Repeated positions accumulate every increment (``numpy.add.at``) unless
+    ``ignore_duplicates`` (then ``x[idx] += y``: the last write wins, faster).
+    """
+
+    __props__ = ("idx_list", "inplace", "set_instead_of_inc", "ignore_duplicates")
+
+    def __init__(
+        self,
+        idx_list: Sequence[Any],
+        inplace: bool = False,
+        set_instead_of_inc: bool = False,
+        ignore_duplicates: bool = False,
+    ):
+        self.idx_list = _check_advanced_idx_list(idx_list, "AdvancedIncSubtensor")
+        self._index = index_builder(self.idx_list)
+        self.inplace = bool(inplace)
+        self.set_instead_of_inc = bool(set_instead_of_inc)
+        self.ignore_duplicates = bool(ignore_duplicates)
+        self.destroy_map = {0: [0]} if self.inplace else {}
+
+    def __hash__(self) -> int:
+        props = (self.inplace, self.set_instead_of_inc, self.ignore_duplicates)
+        return hash((type(self), idx_key(self.idx_list), props))
+
+    def make_node(self, x: Any, y: Any, *inputs: Any) -> Apply:
+        x = as_tensor_variable(x)
+        y = as_tensor_variable(y)
+        _check_advanced_ndim(x, self.idx_list, str(self))
+        idx = check_index_inputs(self, self.idx_list, inputs)
+        check_inc_value(x, y, _static_indexed_shape(self, x, idx), str(self))
+        return Apply(self, [x, y, *idx], [TensorType(x.type.dtype, x.type.shape)()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        x, y, *vals = inputs
+        index = self._index(vals)
+        try:
+            target = indexed_shape(
+                x.shape, self.idx_list, vals, [np.shape(v) for v in vals], StaticLengths(), str(self)
+            )
+        except IndexError as err:
+            raise _index_error(self, err, x) from None
+        check_runtime_value(self, y, target, node.inputs[1].type)
+        out = x if self.inplace else x.copy()
+        try:
+            if self.set_instead_of_inc:
+                out[index] = y
+            elif self.ignore_duplicates:
+                out[index] += y
+            else:
+                np.add.at(out, index, np.asarray(y, dtype=out.dtype))
+        except (IndexError, ValueError) as err:
+            raise _index_error(self, err, x) from None
+        output_storage[0][0] = out
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        return [tuple(shapes[0])]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[True], [True], *([False] for _ in node.inputs[2:])]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """For ``x``: the gradient (written places zeroed for a set); for ``y``: the
+        gradient's indexed part, summed where ``y`` was broadcast; indices disconnected."""
+        x, y, *idx = inputs
+        (g,) = output_grads
+        rest = [_no_grad() for _ in idx]
+        if not _is_float(x):
+            return [_zero_grad(x), _zero_grad(y), *rest]
+        if self.set_instead_of_inc:
+            zero = np.zeros((), g.type.dtype)
+            gx = AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=True)(g, zero, *idx)
+        else:
+            gx = g
+        gy = AdvancedSubtensor(self.idx_list)(g, *idx)
+        gy = sum_to_value(gy, y) if _is_float(y) else _zero_grad(y)
+        return [_grad_like(gx, x), gy, *rest]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        x, _, *idx = inputs
+        ex, ey = eval_points[:2]
+        if _disconnected(ex) and _disconnected(ey):
+            return [_no_grad()]
+        ex = _zero_grad(x) if _disconnected(ex) else ex
+        if _disconnected(ey):
+            if not self.set_instead_of_inc:
+                return [ex]
+            ey = np.zeros((), x.type.dtype)
+        op = AdvancedIncSubtensor(
+            self.idx_list,
+            set_instead_of_inc=self.set_instead_of_inc,
+            ignore_duplicates=self.ignore_duplicates,
+        )
+        return [op(ex, ey, *idx)]
+
+    def __str__(self) -> str:
+        name = "AdvancedSetSubtensor" if self.set_instead_of_inc else "AdvancedIncSubtensor"
+        return f"{name}{{{idx_str(self.idx_list)}}}"
+
+
+# --- building ------------------------------------------------------------------------------
+
+
+def _is_colon(e: Any) -> bool:
+    return isinstance(e, slice) and e == slice(None)
+
+
+def advanced_getitem(x: Variable, entries: list) -> Variable:
+    """``x[index]`` for parsed entries holding an integer array or a boolean mask."""
+    while len(entries) > 1 and (entries[-1] is Ellipsis or _is_colon(entries[-1])):
+        entries = entries[:-1]  # trailing ``:`` and ``...`` keep the dimensions as they are
+    first = entries[0]
+    if len(entries) == 1 and isinstance(first, Variable) and not is_mask(first) and first.type.ndim == 1:
+        return advanced_subtensor1(x, first)
+    idx_list, inputs = to_idx_list(entries)
+    return AdvancedSubtensor(idx_list)(x, *inputs)
+
+
+def advanced_subtensor(x: Any, *index_variables: Any) -> Variable:
+    """``x[index_variables]`` as one :class:`AdvancedSubtensor` node (whatever the index)."""
+    x = as_tensor_variable(x)
+    idx_list, inputs = to_idx_list(parse_index(x, tuple(index_variables)))
+    return AdvancedSubtensor(idx_list)(x, *inputs)
+
+
+def _advanced_inc(x: Any, y: Any, index: Sequence[Any], set_instead_of_inc: bool, **kwargs: Any) -> Variable:
+    x = as_tensor_variable(x)
+    idx_list, inputs = to_idx_list(parse_index(x, tuple(index)))
+    op = AdvancedIncSubtensor(idx_list, set_instead_of_inc=set_instead_of_inc, **kwargs)
+    return op(x, value_like(x, y), *inputs)
+
+
+def advanced_inc_subtensor(x: Any, y: Any, *args: Any, **kwargs: Any) -> Variable:
+    """``x`` with ``y`` added at ``x[args]`` (an :class:`AdvancedIncSubtensor`)."""
+    return _advanced_inc(x, y, args, False, **kwargs)
+
+
+def advanced_set_subtensor(x: Any, y: Any, *args: Any, **kwargs: Any) -> Variable:
+    """``x`` with ``y`` written at ``x[args]`` (an :class:`AdvancedIncSubtensor`)."""
+    return _advanced_inc(x, y, args, True, **kwargs)
+
+
+def take(a: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> Variable:
+    """``numpy.take``: the elements of ``a`` at ``indices`` along ``axis`` (of the
+    flattened ``a`` when ``axis`` is None); the result has ``indices``' shape in place of
+    that axis. ``mode``: ``"raise"`` (an out-of-bounds index is an error), ``"wrap"``
+    (indices taken modulo the length) or ``"clip"`` (clipped to the valid range).
+
+    >>> import numpy as np
+    >>> import arignote.tensor as pt
+    >>> a = pt.dmatrix("a")
+    >>> pt.take(a, [[0, 2]], axis=1).eval({a: np.arange(6.0).reshape(2, 3)}).shape
+    (2, 1, 2)
+    """
+    from arignote.tensor.math import clip, mod
+    from arignote.tensor.shape import shape_i
+    from arignote.tensor.subtensor import getitem
+
+    a = as_tensor_variable(a)
+    indices = as_tensor_variable(indices)
+    if np.dtype(indices.type.dtype).kind not in "biu":
+        raise TypeError(f"take: indices must be integers, got {indices} of Type {indices.type}")
+    if indices.type.dtype == "bool":
+        indices = indices.astype("int64")  # as numpy.take does: True/False are 1/0
+    if axis is None:
+        a, axis = a.flatten(), 0
+    elif a.type.ndim == 0:
+        raise ValueError(f"take: axis {axis} is out of bounds for the 0-d {a}")
+    else:
+        axis = normalize_axis(axis, a.type.ndim)[0]  # type: ignore[index]
+    if mode in ("wrap", "clip"):
+        indices = indices.astype("int64")  # uint64 mixed with int64 lengths would give floats
+    if mode == "wrap":
+        indices = mod(indices, shape_i(a, axis))
+    elif mode == "clip":
+        indices = clip(indices, 0, shape_i(a, axis) - 1)
+    elif mode != "raise":
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    if axis == 0 and indices.type.ndim == 1:
+        return advanced_subtensor1(a, indices)
+    return getitem(a, (*([slice(None)] * axis), indices))
+
+
+# --- batching (the vectorised jacobian) ------------------------------------------------------
+
+
+def _adv_ndim(idx_list: Sequence[Any]) -> int:
+    """The number of dimensions of the broadcast advanced indices."""
+    nds = [1 if is_mask(e) else e.ndim for e in idx_list if is_placeholder(e)]
+    return max(nds, default=0)
+
+
+def _batch_position(idx_list: Sequence[Any]) -> int:
+    """Where the batch dimension lands in ``x[(:, *idx_list)]``."""
+    return _adv_ndim(idx_list) if advanced_dims_first(idx_list) else 0
+
+
+def _to_front(v: Variable, at: int) -> Variable:
+    if at == 0:
+        return v
+    order = [at, *(d for d in range(v.type.ndim) if d != at)]
+    return DimShuffle(input_ndim=v.type.ndim, new_order=order)(v)
+
+
+@register_batch_rule(AdvancedSubtensor1)
+def _batch_advanced_subtensor1(op: Op, node: Apply, args: list, flags: list) -> list:
+    from arignote.tensor.alloc import arange
+
+    x, i = args
+    if flags[0] and not flags[1]:
+        return [(AdvancedSubtensor((slice(None), placeholder_of(i)))(x, i), True)]
+    if not flags[0]:  # rows of indices into one x
+        return [(AdvancedSubtensor((placeholder_of(i),))(x, i), True)]
+    rows = arange(batch_length(x)).dimshuffle(0, "x")
+    return [(AdvancedSubtensor((placeholder_of(rows), placeholder_of(i)))(x, rows, i), True)]
+
+
+@register_batch_rule(AdvancedIncSubtensor1)
+def _batch_advanced_inc_subtensor1(op: Op, node: Apply, args: list, flags: list) -> list | None:
+    from arignote.tensor.subtensor import batched_value
+
+    x, y, i = args
+    if flags[2]:
+        return None
+    if not flags[0]:
+        x = broadcast_batch(x, batch_length(y))
+    y = batched_value(y, flags[1], node.inputs[0].type.ndim, 0)
+    new = AdvancedIncSubtensor((slice(None), placeholder_of(i)), set_instead_of_inc=op.set_instead_of_inc)
+    return [(new(x, y, i), True)]
+
+
+@register_batch_rule(AdvancedSubtensor)
+def _batch_advanced_subtensor(op: Op, node: Apply, args: list, flags: list) -> list | None:
+    if any(flags[1:]):
+        return None
+    idx_list = (slice(None), *op.idx_list)
+    out = AdvancedSubtensor(idx_list)(*args)
+    return [(_to_front(out, _batch_position(idx_list)), True)]
+
+
+@register_batch_rule(AdvancedIncSubtensor)
+def _batch_advanced_inc_subtensor(op: Op, node: Apply, args: list, flags: list) -> list | None:
+    from arignote.tensor.subtensor import batched_value
+
+    x, y, *idx = args
+    if any(flags[2:]):
+        return None
+    if not flags[0]:
+        x = broadcast_batch(x, batch_length(y))
+    idx_list = (slice(None), *op.idx_list)
+    core_ndim = len(_static_indexed_shape(op, node.inputs[0], node.inputs[2:]))
+    y = batched_value(y, flags[1], core_ndim, _batch_position(idx_list))
+    new = AdvancedIncSubtensor(
+        idx_list, set_instead_of_inc=op.set_instead_of_inc, ignore_duplicates=op.ignore_duplicates
+    )
+    return [(new(x, y, *idx), True)]

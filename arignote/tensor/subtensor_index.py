@@ -1,0 +1,741 @@
+"""Index expressions of the Subtensor Ops: parsing NumPy-style indices, the ``idx_list``
+kept in the Ops' props, slice arithmetic and the shape of an indexed result.
+
+An Op's ``idx_list`` has one entry per position of the index:
+
+- an ``int``: a constant integer index (kept in the props, so equal indexings merge);
+- a :class:`~arignote.tensor.type.TensorType`: a symbolic entry, taken from the next input
+  of the node: a 0-d integer (an index), an integer array or a boolean mask;
+- a ``slice`` whose parts are ``None``, ints or 0-d integer TensorTypes (inputs);
+- ``None`` (a new axis) and ``Ellipsis``: advanced Ops only (``Subtensor`` leaves new axes
+  to a ``DimShuffle`` and gets its Ellipsis expanded).
+
+>>> import arignote.tensor as pt
+>>> slice_len(slice(None, None, -2), 5)
+3
+>>> n = pt.lscalar("n")
+>>> int(slice_len(slice(1, None, 2), n).eval({n: 7}))
+3
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from arignote.graph.basic import Constant, Variable
+from arignote.scalar.type import ScalarType
+from arignote.tensor.type import TensorType
+
+__all__ = ["slice_len", "slice_at_axis", "get_idx_list", "indices_from_subtensor"]
+
+
+# --- what an entry is -----------------------------------------------------------------------
+
+
+def is_placeholder(e: Any) -> bool:
+    return isinstance(e, TensorType)
+
+
+def is_advanced_entry(e: Any) -> bool:
+    """An integer array or a boolean mask (a placeholder of one, or a Variable)."""
+    t = e if isinstance(e, TensorType) else getattr(e, "type", None)
+    return isinstance(t, TensorType) and (t.ndim > 0 or t.dtype == "bool")
+
+
+def is_mask(e: Any) -> bool:
+    t = e if isinstance(e, TensorType) else getattr(e, "type", None)
+    return isinstance(t, TensorType) and t.dtype == "bool"
+
+
+def placeholder_of(v: Variable) -> TensorType:
+    """The idx_list entry standing for the index Variable ``v``: its dtype and ndim (the
+    lengths come from the input itself, so they are left unknown)."""
+    return TensorType(v.type.dtype, (None,) * v.type.ndim)
+
+
+def is_full_slice(e: Any) -> bool:
+    """``:`` or ``::1``: a slice that keeps a whole dimension as it is."""
+    return isinstance(e, slice) and e.start is None and e.stop is None and e.step in (None, 1)
+
+
+def idx_key(idx_list: Sequence[Any]) -> tuple:
+    """A hashable form of ``idx_list`` (slices are not hashable before Python 3.12)."""
+    return tuple(("slice", e.start, e.stop, e.step) if isinstance(e, slice) else e for e in idx_list)
+
+
+def dims_consumed(idx_list: Sequence[Any]) -> int:
+    """How many dimensions of the indexed tensor the entries (other than Ellipsis) use."""
+    n = 0
+    for e in idx_list:
+        if e is None or e is Ellipsis:
+            continue
+        n += e.ndim if is_mask(e) else 1
+    return n
+
+
+# --- parsing a user's index ------------------------------------------------------------------
+
+
+def _literal_int(v: Any) -> int | None:
+    """A Python int for an integer literal (Python/NumPy int, 0-d integer constant)."""
+    if isinstance(v, (bool, np.bool_)):
+        return None
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, Constant) and isinstance(v.type, TensorType):
+        data = np.asarray(v.data)
+        if data.ndim == 0 and data.dtype.kind in "iu":
+            return int(data)
+    return None
+
+
+def _scalar_index_var(v: Any, where: str) -> Variable:
+    """``v`` as a 0-d integer tensor Variable, or a TypeError naming ``where``."""
+    from arignote.tensor.basic import as_tensor_variable
+
+    if isinstance(getattr(v, "type", None), ScalarType):
+        v = as_tensor_variable(v)
+    t = getattr(v, "type", None)
+    if not isinstance(t, TensorType) or t.ndim != 0 or np.dtype(t.dtype).kind not in "iu":
+        what = f"{v} of Type {t}" if isinstance(v, Variable) else f"{v!r} ({type(v).__name__})"
+        raise TypeError(f"{where} must be an integer or a 0-d integer tensor, got {what}")
+    return v
+
+
+def _slice_part(v: Any, where: str) -> int | Variable | None:
+    if v is None:
+        return None
+    lit = _literal_int(v)
+    if lit is not None:
+        return lit
+    return _scalar_index_var(v, where)
+
+
+def _as_index_array(v: Any, pos: int) -> Any:
+    """A list/array index as a constant tensor (an empty list indexes with integers)."""
+    from arignote.tensor.basic import as_tensor_variable, constant
+
+    if isinstance(v, (list, tuple)):
+        if any(isinstance(e, Variable) for e in _flat(v)):
+            return as_tensor_variable(list(v))
+        flat = _flat(v)
+        n_bool = sum(isinstance(e, (bool, np.bool_)) for e in flat)
+        if 0 < n_bool < len(flat):
+            raise TypeError(f"index {pos}: a list mixing booleans and numbers is ambiguous: {v!r}")
+        arr = np.asarray(v)
+        if arr.size == 0 and arr.dtype.kind == "f":
+            arr = arr.astype("int64")  # x[[]]: NumPy indexes with an empty integer array
+        v = arr
+    if isinstance(v, np.ndarray):
+        if v.dtype.kind not in "biu":
+            raise IndexError(
+                f"index {pos}: only integers, slices, None, Ellipsis, integer arrays and boolean "
+                f"masks are valid indices; got an array of dtype {v.dtype}"
+            )
+        return constant(v)
+    return v
+
+
+def _flat(items: Sequence) -> list:
+    out, stack = [], list(items)
+    while stack:
+        e = stack.pop()
+        if isinstance(e, (list, tuple)):
+            stack.extend(e)
+        else:
+            out.append(e)
+    return out
+
+
+def _parse_entry(e: Any, pos: int) -> Any:
+    """One index entry as: int, 0-d integer Variable, Variable array/mask, slice, None or
+    Ellipsis; anything else is an error naming it."""
+    from arignote.tensor.basic import as_tensor_variable, constant
+
+    if e is None or e is Ellipsis:
+        return e
+    if isinstance(e, slice):
+        parts = zip((e.start, e.stop, e.step), ("start", "stop", "step"))
+        return slice(*(_slice_part(p, f"the slice {w} in index {pos}") for p, w in parts))
+    if isinstance(e, (bool, np.bool_)):
+        return constant(np.bool_(e))  # NumPy: a 0-d boolean mask (a new axis of 1 or 0)
+    lit = _literal_int(e)
+    if lit is not None:
+        return lit
+    if isinstance(e, (float, complex, np.floating, np.complexfloating)):
+        raise IndexError(
+            f"index {pos} is the {type(e).__name__} {e!r}: only integers, slices, None, Ellipsis, "
+            "integer arrays and boolean masks are valid indices"
+        )
+    e = _as_index_array(e, pos)
+    if isinstance(getattr(e, "type", None), ScalarType):
+        e = as_tensor_variable(e)
+    t = getattr(e, "type", None)
+    if not isinstance(t, TensorType):
+        raise TypeError(
+            f"index {pos}: cannot index with {e!r} ({type(e).__name__}); use integers, slices, None, "
+            "Ellipsis, integer arrays or boolean masks"
+        )
+    if np.dtype(t.dtype).kind not in "biu":
+        raise IndexError(
+            f"index {pos} ({e}) has dtype {t.dtype}: only integer and boolean tensors are valid indices"
+        )
+    if isinstance(e, Constant) and t.ndim == 0 and t.dtype != "bool":
+        return int(np.asarray(e.data))
+    return e
+
+
+def parse_index(x: Variable, index: Any) -> list[Any]:
+    """``index`` (as written in ``x[index]``) as a list of parsed entries, checked against
+    ``x``'s Type: the count of indexed dimensions, constant bounds, mask shapes."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    entries = [_parse_entry(e, pos) for pos, e in enumerate(index)]
+    if sum(e is Ellipsis for e in entries) > 1:
+        raise IndexError(f"an index can only have a single ellipsis ('...'); got {len(entries)} entries")
+    used = dims_consumed(entries)
+    if used > x.type.ndim:
+        raise IndexError(
+            f"too many indices for {x}: it is {x.type.ndim}-dimensional ({x.type}), but {used} were indexed"
+        )
+    check_static_index(x.type.shape, entries, str(x))
+    return entries
+
+
+def expand_ellipsis(entries: Sequence[Any], ndim: int) -> list[Any]:
+    """``entries`` with the Ellipsis (if any) replaced by full slices."""
+    out = []
+    for e in entries:
+        if e is Ellipsis:
+            out.extend(slice(None) for _ in range(ndim - dims_consumed(entries)))
+        else:
+            out.append(e)
+    return out
+
+
+def check_static_index(shape: Sequence[int | None], entries: Sequence[Any], what: str) -> None:
+    """Build-time checks where lengths are static: constant ints (and constant integer
+    arrays) within bounds, boolean masks of the right shape, slice steps not zero."""
+    axis = 0
+    for e in expand_ellipsis(entries, len(shape)):
+        if e is None:
+            continue
+        if isinstance(e, slice):
+            if e.step == 0:
+                raise ValueError(f"{what}: slice step cannot be zero (axis {axis})")
+            axis += 1
+            continue
+        if is_mask(e):
+            nd = e.type.ndim
+            StaticLengths().check_mask(e.type.shape, tuple(shape[axis : axis + nd]), axis, what)
+            axis += nd
+            continue
+        n = shape[axis]
+        if n is not None:
+            values = [e] if isinstance(e, int) else _constant_ints(e)
+            for v in values:
+                if not -n <= v < n:
+                    raise IndexError(f"{what}: index {v} is out of bounds for axis {axis} with size {n}")
+        axis += 1
+
+
+def _constant_ints(e: Any) -> list[int]:
+    if isinstance(e, Constant) and e.type.ndim > 0:
+        data = np.asarray(e.data).reshape(-1)
+        return [] if data.size == 0 else sorted({int(data.min()), int(data.max())})
+    return []
+
+
+def to_idx_list(entries: Sequence[Any]) -> tuple[tuple, list[Variable]]:
+    """Parsed entries as ``(idx_list, inputs)``: the constants stay in ``idx_list``, each
+    symbolic entry (or slice part) becomes a placeholder and an input, in order."""
+    idx: list = []
+    inputs: list[Variable] = []
+
+    def part(p: Any) -> Any:
+        if isinstance(p, Variable):
+            inputs.append(p)
+            return placeholder_of(p)
+        return p
+
+    for e in entries:
+        if isinstance(e, slice):
+            idx.append(slice(part(e.start), part(e.stop), part(e.step)))
+        else:
+            idx.append(part(e))
+    return tuple(idx), inputs
+
+
+def indices_from_subtensor(op_indices: Sequence[Any], idx_list: Sequence[Any]) -> tuple:
+    """``idx_list`` with its placeholders replaced, in order, by ``op_indices`` (the index
+    inputs of a node, or their values): the index as NumPy would take it."""
+    it = iter(op_indices)
+
+    def fill(p: Any) -> Any:
+        return next(it) if is_placeholder(p) else p
+
+    out = []
+    for e in idx_list:
+        if isinstance(e, slice):
+            out.append(slice(fill(e.start), fill(e.stop), fill(e.step)))
+        else:
+            out.append(fill(e))
+    return tuple(out)
+
+
+def get_idx_list(inputs: Sequence[Any], idx_list: Sequence[Any]) -> tuple:
+    """The index of a Subtensor-family node with ``inputs`` (the indexed tensor first, then
+    for the inc Ops the value): PyTensor's helper for rewrites."""
+    n_pre = len(inputs) - sum(
+        (
+            is_placeholder(e)
+            if not isinstance(e, slice)
+            else sum(map(is_placeholder, (e.start, e.stop, e.step)))
+        )
+        for e in idx_list
+    )
+    return indices_from_subtensor(inputs[n_pre:], idx_list)
+
+
+def index_builder(idx_list: Sequence[Any]) -> Any:
+    """A function from the values of a node's index inputs to the NumPy index for
+    ``idx_list`` (0-d integers become Python ints, so NumPy takes them as basic indices).
+
+    Made once per Op: it runs on every call of a compiled function, so the work of
+    reading ``idx_list`` is done here, not there.
+    """
+    slots = []  # (entry position, slice part 0-2, or -1 for a 0-d integer, -2 for an array)
+    for pos, e in enumerate(idx_list):
+        if isinstance(e, slice):
+            slots.extend((pos, k) for k, p in enumerate((e.start, e.stop, e.step)) if is_placeholder(p))
+        elif is_placeholder(e):
+            slots.append((pos, -1 if e.ndim == 0 and e.dtype != "bool" else -2))
+    template = list(idx_list)
+    if not slots:
+        constant_index = tuple(template)
+        return lambda values: constant_index
+
+    def build(values: Sequence[Any]) -> tuple:
+        out = template.copy()
+        for (pos, k), v in zip(slots, values):
+            if k == -1:
+                out[pos] = int(v)
+            elif k == -2:
+                out[pos] = v
+            else:
+                e = out[pos]
+                parts = [e.start, e.stop, e.step]
+                parts[k] = int(v)
+                out[pos] = slice(*parts)
+        return tuple(out)
+
+    return build
+
+
+class PicklableIndex:
+    """Mixin for the Ops holding an :func:`index_builder` (a closure) in ``_index``: it is
+    left out of the pickled state and rebuilt on unpickling."""
+
+    idx_list: tuple
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state.pop("_index", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._index = index_builder(self.idx_list)
+
+
+def placeholders(idx_list: Sequence[Any]) -> list[TensorType]:
+    """The placeholders of ``idx_list``, in input order."""
+    out = []
+    for e in idx_list:
+        parts = (e.start, e.stop, e.step) if isinstance(e, slice) else (e,)
+        out.extend(p for p in parts if is_placeholder(p))
+    return out
+
+
+def check_index_inputs(op: Any, idx_list: Sequence[Any], inputs: Sequence[Any]) -> list[Variable]:
+    """The index inputs of a node, checked against the placeholders of ``idx_list``."""
+    from arignote.tensor.basic import as_tensor_variable
+
+    wanted = placeholders(idx_list)
+    if len(inputs) != len(wanted):
+        raise ValueError(f"{op}: expected {len(wanted)} index input(s), got {len(inputs)}")
+    out = []
+    for k, (v, t) in enumerate(zip(inputs, wanted)):
+        v = as_tensor_variable(v)
+        if v.type.ndim != t.ndim or v.type.dtype != t.dtype:
+            raise TypeError(
+                f"{op}: index input {k} ({v}) has Type {v.type}; the index expects a {t.ndim}-d "
+                f"{t.dtype} tensor"
+            )
+        out.append(v)
+    return out
+
+
+# --- slice arithmetic --------------------------------------------------------------------------
+
+
+def _i64(v: Any) -> Any:
+    """A symbolic integer as int64 (mixing uint64 with int64 would give float64)."""
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    from arignote.tensor.math import cast
+
+    return v if v.type.dtype == "int64" else cast(v, "int64")
+
+
+def _where(cond: Any, a: Any, b: Any) -> Any:
+    if isinstance(cond, (bool, np.bool_)):
+        return a if cond else b
+    from arignote.tensor.math import switch
+
+    return switch(cond, a, b)
+
+
+def _max(a: Any, b: Any) -> Any:
+    if isinstance(a, int) and isinstance(b, int):
+        return max(a, b)
+    from arignote.tensor.math import maximum
+
+    return maximum(a, b)
+
+
+def _min(a: Any, b: Any) -> Any:
+    if isinstance(a, int) and isinstance(b, int):
+        return min(a, b)
+    from arignote.tensor.math import minimum
+
+    return minimum(a, b)
+
+
+def _clamp(v: Any, n: Any, lo: Any, hi: Any) -> Any:
+    """``slice.indices``' normalisation of one bound: negative counts from the end, then
+    clipped to ``[lo, hi]``."""
+    return _where(v < 0, _max(v + n, lo), _min(v, hi))
+
+
+def slice_len(slc: slice, n: Any) -> Any:
+    """The length of ``range(n)[slc]``: an int when everything is known, else an int64
+    Variable built with the clamping arithmetic of ``slice.indices`` (negative steps too).
+
+    The parts of ``slc`` and ``n`` may be ints or 0-d integer Variables.
+    """
+    start, stop, step = (None if p is None else _i64(p) for p in (slc.start, slc.stop, slc.step))
+    n = _i64(n)
+    step = 1 if step is None else step
+    if all(isinstance(p, int) or p is None for p in (start, stop, step, n)):
+        return len(range(*slice(start, stop, step).indices(n)))
+    if isinstance(step, int):
+        if step == 0:
+            raise ValueError("slice step cannot be zero")
+        return _len_up(start, stop, step, n) if step > 0 else _len_down(start, stop, step, n)
+    return _where(step > 0, _len_up(start, stop, step, n), _len_down(start, stop, step, n))
+
+
+def _len_up(start: Any, stop: Any, step: Any, n: Any) -> Any:
+    b = 0 if start is None else _clamp(start, n, 0, n)
+    e = n if stop is None else _clamp(stop, n, 0, n)
+    return _max(0, (e - b + step - 1) // step)
+
+
+def _len_down(start: Any, stop: Any, step: Any, n: Any) -> Any:
+    b = n - 1 if start is None else _clamp(start, n, -1, n - 1)
+    e = -1 if stop is None else _clamp(stop, n, -1, n - 1)
+    return _max(0, (b - e - step - 1) // -step)
+
+
+def slice_at_axis(sl: slice, axis: int) -> tuple[slice, ...]:
+    """An index applying ``sl`` on ``axis`` only: ``x[slice_at_axis(slice(1, None), 2)]``
+    is ``x[:, :, 1:]``."""
+    if axis < 0:
+        return (Ellipsis, sl, *([slice(None)] * (-1 - axis)))
+    return (*([slice(None)] * axis), sl)
+
+
+# --- the shape of an indexed result -----------------------------------------------------------
+
+
+class StaticLengths:
+    """Lengths known at graph-build time (ints, or None for unknown); also used at run time,
+    where every length and index is known."""
+
+    def slice_len(self, slc: slice, n: int | None) -> int | None:
+        if n == 0:
+            return 0
+        parts = [_known_int(p) for p in (slc.start, slc.stop, slc.step)]
+        if n is None or any(
+            k is None and p is not None for k, p in zip(parts, (slc.start, slc.stop, slc.step))
+        ):
+            return None
+        return len(range(*slice(*parts).indices(n)))
+
+    def broadcast(self, shapes: Sequence[tuple], what: str) -> tuple:
+        nd = max(len(s) for s in shapes)
+        out = []
+        for k in range(nd):
+            lens = [s[len(s) - nd + k] for s in shapes if len(s) - nd + k >= 0]
+            known = {n for n in lens if n is not None and n != 1}
+            if len(known) > 1:
+                raise IndexError(
+                    f"{what}: shape mismatch: the indexing arrays could not be broadcast together "
+                    f"with shapes {' '.join(str(tuple(s)) for s in shapes)}"
+                )
+            out.append(known.pop() if known else (1 if all(n == 1 for n in lens) else None))
+        return tuple(out)
+
+    def check_mask(self, mask_shape: tuple, lengths: tuple, axis: int, what: str) -> None:
+        for k, (m, n) in enumerate(zip(mask_shape, lengths)):
+            if m is not None and n is not None and m != n:
+                raise IndexError(
+                    f"{what}: boolean index did not match the indexed tensor along axis {axis + k}; "
+                    f"the axis has length {n} but the boolean index has length {m}"
+                )
+
+    def mask_count(self, mask: Any) -> int | None:
+        if isinstance(mask, np.ndarray):
+            return int(np.count_nonzero(mask))
+        if isinstance(mask, Constant):
+            return int(np.count_nonzero(mask.data))
+        return None
+
+
+class SymbolicLengths:
+    """Lengths as ints where static, int64 Variables elsewhere (for ``infer_shape``)."""
+
+    def slice_len(self, slc: slice, n: Any) -> Any:
+        return slice_len(slc, n)
+
+    def broadcast(self, shapes: Sequence[tuple], what: str) -> tuple:
+        nd = max(len(s) for s in shapes)
+        out: list = []
+        for k in range(nd):
+            lens = [_i64(s[len(s) - nd + k]) for s in shapes if len(s) - nd + k >= 0]
+            known = [n for n in lens if isinstance(n, int) and n != 1]
+            if known:
+                out.append(known[0])
+                continue
+            sym = [n for n in lens if not isinstance(n, int)]
+            length: Any = 1
+            for n in sym:  # lengths that broadcast: 1 or all equal, so the maximum is the one
+                length = n if length == 1 else _max(length, n)
+            out.append(length)
+        return tuple(out)
+
+    def check_mask(self, mask_shape: tuple, lengths: tuple, axis: int, what: str) -> None:
+        """Symbolic lengths are checked at run time, by the Op."""
+
+    def mask_count(self, mask: Any) -> Any:
+        if isinstance(mask, Constant):
+            return int(np.count_nonzero(mask.data))
+        from arignote.tensor.math import sum as pt_sum
+
+        return _i64(pt_sum(mask))
+
+
+def indexed_shape(
+    xshape: Sequence[Any],
+    idx_list: Sequence[Any],
+    args: Sequence[Any],
+    arg_shapes: Sequence[tuple],
+    lengths: StaticLengths | SymbolicLengths,
+    what: str = "index",
+) -> tuple:
+    """The shape of ``x[index]`` following NumPy's rules.
+
+    ``args`` are what fills the placeholders (Variables or values) and ``arg_shapes`` their
+    shapes. Integers count as advanced indices as soon as there is an array or a mask;
+    the broadcast shape of the advanced indices replaces them where they stand if they are
+    adjacent, and goes first if a slice, a new axis or an Ellipsis separates them.
+    """
+    it = iter(zip(args, arg_shapes))
+    entries = []
+    for e in idx_list:
+        if isinstance(e, slice):
+            parts = [next(it)[0] if is_placeholder(p) else p for p in (e.start, e.stop, e.step)]
+            entries.append(("slice", slice(*parts), None))
+        elif is_placeholder(e):
+            arg, shp = next(it)
+            kind = "mask" if e.dtype == "bool" else ("int" if e.ndim == 0 else "array")
+            entries.append((kind, arg, shp))
+        elif e is None:
+            entries.append(("new", None, None))
+        elif e is Ellipsis:
+            entries.append(("ellipsis", None, None))
+        else:
+            entries.append(("int", e, ()))
+    advanced = any(kind in ("array", "mask") for kind, _, _ in entries)
+    ndim = len(xshape)
+    used = dims_consumed(idx_list)
+    out: list = []
+    adv_shapes: list = []
+    first_adv: int | None = None
+    gap = separated = False
+    axis = 0
+    for kind, arg, shp in entries:
+        if kind in ("slice", "new", "ellipsis"):
+            if kind == "slice":
+                out.append(lengths.slice_len(arg, xshape[axis]))
+                axis += 1
+            elif kind == "new":
+                out.append(1)
+            else:
+                out.extend(xshape[axis : axis + ndim - used])
+                axis += ndim - used
+            gap = first_adv is not None
+            continue
+        if kind == "int" and not advanced:
+            axis += 1
+            continue
+        if first_adv is None:
+            first_adv = len(out)
+        elif gap:
+            separated = True
+        if kind == "mask":
+            lengths.check_mask(tuple(shp), tuple(xshape[axis : axis + len(shp)]), axis, what)
+            adv_shapes.append((lengths.mask_count(arg),))
+            axis += len(shp)
+        else:
+            adv_shapes.append(tuple(shp))
+            axis += 1
+    out.extend(xshape[axis:])
+    if adv_shapes:
+        shape = list(lengths.broadcast(adv_shapes, what))
+        at = 0 if separated else first_adv
+        out[at:at] = shape
+    return tuple(out)
+
+
+def advanced_dims_first(idx_list: Sequence[Any]) -> bool:
+    """Whether NumPy puts the advanced-index dimensions first (they are separated by a
+    slice, a new axis or an Ellipsis)."""
+    seen = gap = False
+    has_adv = any(is_advanced_entry(e) for e in idx_list if not isinstance(e, slice))
+    for e in idx_list:
+        basic = isinstance(e, slice) or e is None or e is Ellipsis
+        if basic:
+            gap = seen
+        elif is_advanced_entry(e) or has_adv:
+            if seen and gap:
+                return True
+            seen = True
+    return False
+
+
+def _known_int(p: Any) -> int | None:
+    """An int for a literal or a run-time value (0-d integer array); None otherwise."""
+    if isinstance(p, (int, np.integer)):
+        return int(p)
+    if isinstance(p, np.ndarray) and p.ndim == 0 and p.dtype.kind in "iu":
+        return int(p)
+    return None
+
+
+# --- shared by the Ops of the family -----------------------------------------------------------
+
+
+def idx_str(idx_list: Sequence[Any]) -> str:
+    """The index as PyTensor writes it in an Op's name: constants written out, symbolic
+    entries by role (``i``, ``start``, ``stop``, ``step``; ``idx`` for an integer array,
+    ``mask`` for a boolean one)."""
+
+    def part(p: Any, name: str) -> str:
+        if p is None:
+            return ""
+        return name if is_placeholder(p) else str(p)
+
+    out = []
+    for e in idx_list:
+        if isinstance(e, slice):
+            text = f"{part(e.start, 'start')}:{part(e.stop, 'stop')}"
+            if e.step is not None:
+                text += f":{part(e.step, 'step')}"
+        elif e is None:
+            text = "None"
+        elif e is Ellipsis:
+            text = "..."
+        elif is_placeholder(e):
+            text = "mask" if e.dtype == "bool" else ("i" if e.ndim == 0 else "idx")
+        else:
+            text = str(e)
+        out.append(text)
+    return ", ".join(out)
+
+
+def check_inc_value(x: Variable, y: Variable, target_shape: Sequence[int | None], what: str) -> None:
+    """Build-time checks of the value ``y`` written into the part of ``x`` of static shape
+    ``target_shape``: not more dimensions, statically broadcastable lengths, a dtype that
+    fits ``x``'s without changing its kind (no upcast of ``x``)."""
+    if y.type.ndim > len(target_shape):
+        raise TypeError(
+            f"{what}: the indexed part of {x} is {len(target_shape)}-d (static shape "
+            f"{tuple(target_shape)}), the value {y} is {y.type.ndim}-d ({y.type}): it has too many dimensions"
+        )
+    lead = len(target_shape) - y.type.ndim
+    for d, ys in enumerate(y.type.shape):
+        ts = target_shape[lead + d]
+        if ys is not None and ts is not None and ys != 1 and ys != ts:
+            raise ValueError(
+                f"{what}: the value of shape {y.type.shape} ({y}) cannot be broadcast to the indexed "
+                f"shape {tuple(target_shape)}"
+            )
+    if not np.can_cast(y.type.dtype, x.type.dtype, "same_kind"):
+        raise TypeError(
+            f"{what}: {x} has dtype {x.type.dtype}; a value of dtype {y.type.dtype} ({y}) would need "
+            f"an upcast of it to {np.result_type(x.type.dtype, y.type.dtype).name}. Cast the value "
+            f"(or x) explicitly"
+        )
+
+
+def check_runtime_value(op: Any, y: np.ndarray, target_shape: tuple, y_type: TensorType) -> None:
+    """Run-time check that ``y`` fits the indexed part: each length equal, or broadcast from
+    a static 1 of ``y``'s Type (as everywhere in arignote, a length-1 value whose Type does
+    not say so does not broadcast)."""
+    lead = len(target_shape) - y.ndim
+    ok = lead >= 0 and all(
+        ys == target_shape[lead + d] or y_type.shape[d] == 1 for d, ys in enumerate(y.shape)
+    )
+    if not ok:
+        verb = "set" if getattr(op, "set_instead_of_inc", False) else "increment"
+        raise ValueError(
+            f"{op}: cannot {verb} the indexed part of shape {tuple(target_shape)} with a value of "
+            f"shape {y.shape} (a length broadcasts only where the value's Type, {y_type}, has a "
+            "static 1)"
+        )
+
+
+def sum_to_value(g: Variable, y: Variable) -> Variable:
+    """The gradient ``g`` of the indexed part, summed over the dimensions along which the
+    value ``y`` was broadcast into it (its missing leading ones, its static 1s)."""
+    from arignote.tensor.shape import _grad_like
+
+    lead = g.type.ndim - y.type.ndim
+    if lead:
+        g = g.sum(axis=tuple(range(lead)))
+    axes = [d for d in range(y.type.ndim) if y.type.shape[d] == 1 and g.type.shape[d] != 1]
+    if axes:
+        g = g.sum(axis=tuple(axes), keepdims=True)
+    return _grad_like(g, y)
+
+
+def value_like(x: Variable, y: Any) -> Variable:
+    """``y`` as a tensor; a constant is given ``x``'s dtype when its value fits exactly (so
+    ``set_subtensor(x[0], 0.5)`` works for a float32 ``x``)."""
+    from arignote.tensor.basic import as_tensor_variable, constant
+
+    y = as_tensor_variable(y)
+    if isinstance(y, Constant) and y.type.dtype != x.type.dtype:
+        data = np.asarray(y.data)
+        with np.errstate(all="ignore"):
+            cast = data.astype(x.type.dtype)
+            exact = np.array_equal(cast.astype(data.dtype), data, equal_nan=data.dtype.kind in "fc")
+        same_kind = np.can_cast(data.dtype, x.type.dtype, "same_kind")
+        if exact and (same_kind or data.dtype.kind in "biu"):
+            return constant(cast)
+    return y

@@ -356,6 +356,9 @@ def _underlying_scalar(v: Any, elemwise: bool, only_constants: bool, max_recur: 
             if length is None:
                 raise NotScalarConstantError(f"dimension {op.i} of {node.inputs[0]} is not known statically")
             return np.int64(length)
+        length = _static_shape_entry(node)
+        if length is not None:
+            return np.int64(length)
         if elemwise and isinstance(op, Elemwise) and op.nout == 1 and node.inputs and max_recur > 0:
             values = [_underlying_scalar(i, elemwise, only_constants, max_recur - 1) for i in node.inputs]
             with np.errstate(all="ignore"):
@@ -363,6 +366,21 @@ def _underlying_scalar(v: Any, elemwise: bool, only_constants: bool, max_recur: 
             return out.reshape(())[()]
         raise NotScalarConstantError(f"{v} is computed by {op}; its value is not known statically")
     raise NotScalarConstantError(f"{v}: too deep to be a known constant")
+
+
+def _static_shape_entry(node: Apply) -> int | None:
+    """``x.shape[k]`` (a constant int index into a Shape) where ``x``'s length ``k`` is static."""
+    from arignote.tensor.shape import Shape
+    from arignote.tensor.subtensor import Subtensor
+
+    if not isinstance(node.op, Subtensor) or len(node.op.idx_list) != 1:
+        return None
+    (k,) = node.op.idx_list
+    src = node.inputs[0].owner
+    if not isinstance(k, (int, np.integer)) or src is None or not isinstance(src.op, Shape):
+        return None
+    shape = src.inputs[0].type.shape
+    return shape[k] if -len(shape) <= k < len(shape) else None
 
 
 # --- layout ------------------------------------------------------------------------------

@@ -8,9 +8,12 @@ identity matrix.
 
 Each Op is batched by a rule: Elemwise (the unbatched inputs broadcast along the new
 dimension), DimShuffle, CAReduce, Alloc, Dot, MatMul, Reshape, SpecifyShape, Shape,
-Shape_i, Join, Split, CumOp and Flip have one (:func:`register_batch_rule` adds more). Any other Op is wrapped in
-:class:`Batched`, which loops over the rows at run time: still one node, whatever the
-number of rows, but not a vectorised kernel.
+Shape_i, Join, Split, CumOp and Flip have one here; the indexing Ops, Blockwise, the
+random variables and OpFromGraph register theirs next to their definitions
+(:func:`register_batch_rule`). An Op that declares a ``gufunc_signature`` (the linear
+algebra Ops) becomes a :class:`~arignote.tensor.blockwise.Blockwise`. Any other Op is
+wrapped in :class:`Batched`, which loops over the rows at run time: still one node,
+whatever the number of rows, but not a vectorised kernel.
 
 >>> import arignote.tensor as pt
 >>> x = pt.dvector("x")

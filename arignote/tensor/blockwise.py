@@ -5,7 +5,8 @@ says so with a NumPy gufunc signature such as ``"(m,m)->(m,m)"`` (its ``gufunc_s
 attribute). ``Blockwise(core_op)`` applies it to stacks of such arrays: the dimensions in
 front of the core ones are batch dimensions, broadcast between the inputs like NumPy's
 (a static length 1 broadcasts; lengths that are only known at run time must agree), and the
-core Op runs once per batch entry.
+core Op runs once per batch entry; a core Op whose ``perform`` takes whole stacks (NumPy's
+linear algebra does) says so with ``stacked_perform = True`` and runs once.
 
 Its gradient is the core Op's own rule, built once on core-shaped placeholders and then
 vectorised over the batch (:func:`arignote.tensor.batching.vectorize_graph`), summed back
@@ -162,6 +163,10 @@ class Blockwise(Op):
         batch = _runtime_batch(self, node, batch_shapes)
         arrays = [np.broadcast_to(x, batch + np.shape(x)[np.ndim(x) - n :]) for x, n in zip(inputs, ndims)]
         core = self.core_node(node.inputs)
+        if getattr(self.core_op, "stacked_perform", False) and 0 not in batch:
+            # the core Op's perform takes the whole stack at once (NumPy's linalg does)
+            self.core_op.perform(core, arrays, output_storage)
+            return
         results: list[np.ndarray | None] = [None] * len(node.outputs)
         cells: list[list[Any]] = [[None] for _ in core.outputs]
         for idx in np.ndindex(*batch):

@@ -101,8 +101,8 @@ def check_square(x: Variable, what: str, name: str) -> None:
 
 
 def check_square_value(a: np.ndarray, what: str, name: str) -> None:
-    """Run-time check: ``a`` is a square matrix."""
-    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+    """Run-time check: ``a`` is a square matrix (or a stack of them)."""
+    if a.ndim < 2 or a.shape[-2] != a.shape[-1]:
         raise ValueError(f"{what}: {name} must be a square matrix, got an array of shape {a.shape}")
 
 

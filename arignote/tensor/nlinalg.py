@@ -91,6 +91,7 @@ class MatrixInverse(Op):
 
     __props__ = ()
     gufunc_signature = "(m,m)->(m,m)"
+    stacked_perform = True  # NumPy computes a stack of these in one call
 
     def make_node(self, x: Any) -> Apply:
         x = as_core(x, 2, "MatrixInverse", "the input")
@@ -160,6 +161,7 @@ class MatrixPinv(Op):
 
     __props__ = ("hermitian",)
     gufunc_signature = "(m,n)->(n,m)"
+    stacked_perform = True  # NumPy computes a stack of these in one call
 
     def __init__(self, hermitian: bool = False):
         self.hermitian = bool(hermitian)
@@ -243,6 +245,7 @@ class Det(Op):
 
     __props__ = ()
     gufunc_signature = "(m,m)->()"
+    stacked_perform = True  # NumPy computes a stack of these in one call
 
     def make_node(self, x: Any) -> Apply:
         x = as_core(x, 2, "Det", "the input")
@@ -300,6 +303,7 @@ class SLogDet(Op):
 
     __props__ = ()
     gufunc_signature = "(m,m)->(),()"
+    stacked_perform = True  # NumPy computes a stack of these in one call
 
     def make_node(self, x: Any) -> Apply:
         x = as_core(x, 2, "SLogDet", "the input")

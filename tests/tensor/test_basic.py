@@ -408,6 +408,8 @@ class TestUnderlyingScalarConstant:
             (lambda: pt.cast(constant(2), "float64"), 2.0),
             (lambda: tensor_from_scalar(scalar_from_tensor(constant(6))), 6),
             (lambda: Shape_i(0)(pt.tensor(dtype="float64", shape=(3, None))), 3),
+            (lambda: pt.tensor(dtype="float64", shape=(3, None, 5)).shape[0], 3),
+            (lambda: pt.tensor(dtype="float64", shape=(3, None, 5)).shape[-1], 5),
         ],
     )
     def test_known_values(self, make, value):
@@ -427,6 +429,8 @@ class TestUnderlyingScalarConstant:
             (lambda: constant(np.zeros((0,))), "not a numeric scalar"),
             (lambda: constant(2) + pt.dscalar(), "is not a constant"),
             (lambda: Shape_i(1)(pt.tensor(dtype="float64", shape=(3, None))), "not known statically"),
+            (lambda: pt.tensor(dtype="float64", shape=(3, None)).shape[1], "computed by Subtensor"),
+            (lambda: pt.tensor(dtype="float64", shape=(3, 4)).shape[0:1], "computed by Subtensor"),
             (lambda: pt.dvector().sum(), "computed by"),
             (lambda: np.array([3, 4]), "not a numeric scalar"),
             (lambda: "a", "not a numeric scalar"),
@@ -436,6 +440,10 @@ class TestUnderlyingScalarConstant:
     def test_unknown_values(self, make, match):
         with pytest.raises(NotScalarConstantError, match=match):
             get_underlying_scalar_constant_value(make())
+
+    def test_reshape_keeps_a_static_length_read_from_the_shape(self):
+        x = pt.tensor("x", dtype="float64", shape=(3, None, 4))
+        assert pt.reshape(x, (x.shape[0], -1)).type.shape == (3, None)
 
     def test_elemwise_flag(self):
         v = constant(2) + constant(3)

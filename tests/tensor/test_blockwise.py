@@ -264,3 +264,38 @@ def test_jacobian_of_a_core_op_batches_into_blockwise() -> None:
         g = np.zeros((3, 3))
         g[:, r] = 1.0
         np.testing.assert_allclose(j.eval({x: xv})[r], -inv.T @ g @ inv.T, rtol=1e-10)
+
+
+class StackedInv(Inv):
+    """Inv whose perform takes whole stacks; counts its calls."""
+
+    stacked_perform = True
+    calls = 0
+
+    def perform(self, node: Apply, inputs: list, out: list) -> None:
+        StackedInv.calls += 1
+        out[0][0] = np.linalg.inv(inputs[0])
+
+
+def test_stacked_perform_runs_once_per_call_and_matches_the_loop() -> None:
+    x = pt.tensor("x", dtype="float64", shape=(None, 1, 3, 3))
+    xv = well_conditioned(4, 1, seed=9)
+    StackedInv.calls = 0
+    got = function([x], Blockwise(StackedInv())(x))(xv)
+    assert StackedInv.calls == 1
+    np.testing.assert_allclose(got, function([x], Blockwise(Inv())(x))(xv))
+    empty = function([x], Blockwise(StackedInv())(x))(np.zeros((0, 1, 3, 3)))
+    assert empty.shape == (0, 1, 3, 3)
+
+
+@pytest.mark.parametrize("fn", ["inv", "det", "slogdet", "pinv"])
+def test_numpy_linalg_ops_take_stacks_with_broadcast_batches(fn: str) -> None:
+    a = pt.tensor("a", dtype="float64", shape=(2, 1, 3, 3))
+    b = pt.tensor("b", dtype="float64", shape=(1, 4, 3, 3))
+    av, bv = well_conditioned(2, 1, seed=10), well_conditioned(1, 4, seed=11)
+    out = getattr(pt.linalg, fn)(Blockwise(Inv())(a) + Blockwise(Inv())(b))
+    outs = out if isinstance(out, (list, tuple)) else [out]
+    got = function([a, b], list(outs))(av, bv)
+    expected = getattr(np.linalg, fn)(np.linalg.inv(av) + np.linalg.inv(bv))
+    for g, e in zip(got, expected if isinstance(expected, tuple) else [expected]):
+        np.testing.assert_allclose(g, e, rtol=1e-10)

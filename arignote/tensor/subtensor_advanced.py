@@ -135,6 +135,21 @@ class AdvancedSubtensor1(Op):
 advanced_subtensor1 = AdvancedSubtensor1()
 
 
+def _surviving_writes(x: Variable, taken: Variable, write: Any, read: Any) -> Variable:
+    """1 where an entry of ``x[idx] = y`` is the write that reaches the output, else 0 (in
+    ``taken``'s dtype and shape, ``taken`` being ``g[idx]``). A repeated position keeps one
+    write: which one is found by writing each entry's own number with the same index and
+    reading back what survived, so it agrees with NumPy's order, whatever that is."""
+    from arignote.tensor.alloc import alloc, arange
+    from arignote.tensor.math import cast, eq, prod
+    from arignote.tensor.shape import reshape, shape, shape_i
+
+    dims = [shape_i(x, d) for d in range(x.type.ndim)]
+    ids = reshape(arange(prod(shape(taken)), dtype="int64"), shape(taken), ndim=taken.type.ndim)
+    kept = read(write(alloc(np.int64(-1), *dims), ids))
+    return cast(eq(kept, ids), taken.type.dtype)
+
+
 class AdvancedIncSubtensor1(Op):
     """``x`` with ``y`` added to (or written into) the rows ``x[i]`` for an integer vector
     ``i``; repeated rows accumulate every increment (``numpy.add.at``)."""
@@ -188,7 +203,15 @@ class AdvancedIncSubtensor1(Op):
             gx = AdvancedIncSubtensor1(set_instead_of_inc=True)(g, np.zeros((), g.type.dtype), i)
         else:
             gx = g
-        gy = sum_to_value(advanced_subtensor1(g, i), y) if _is_float(y) else _zero_grad(y)
+        gy = _zero_grad(y)
+        if _is_float(y):
+            taken = advanced_subtensor1(g, i)
+            if self.set_instead_of_inc:  # a repeated row: only its surviving write reaches the output
+                write = AdvancedIncSubtensor1(set_instead_of_inc=True)
+                taken = taken * _surviving_writes(
+                    x, taken, lambda b, v: write(b, v, i), lambda w: advanced_subtensor1(w, i)
+                )
+            gy = sum_to_value(taken, y)
         return [_grad_like(gx, x), gy, _no_grad()]
 
     def pushforward(
@@ -398,8 +421,16 @@ class AdvancedIncSubtensor(PicklableIndex, Op):
             gx = AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=True)(g, zero, *idx)
         else:
             gx = g
-        gy = AdvancedSubtensor(self.idx_list)(g, *idx)
-        gy = sum_to_value(gy, y) if _is_float(y) else _zero_grad(y)
+        gy = _zero_grad(y)
+        if _is_float(y):
+            read = AdvancedSubtensor(self.idx_list)
+            taken = read(g, *idx)
+            if self.set_instead_of_inc or self.ignore_duplicates:  # the last write to a place wins
+                write = AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=True)
+                taken = taken * _surviving_writes(
+                    x, taken, lambda b, v: write(b, v, *idx), lambda w: read(w, *idx)
+                )
+            gy = sum_to_value(taken, y)
         return [_grad_like(gx, x), gy, *rest]
 
     def pushforward(

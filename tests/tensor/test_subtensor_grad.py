@@ -324,3 +324,32 @@ def test_jacobian_of_matrix_indexing_is_vectorised() -> None:
     expected[0, 1, 2] += 1
     expected[1, 1, 1] += 1
     np.testing.assert_array_equal(got, expected)
+
+
+# --- writes to repeated positions: only the surviving write has a gradient -----------------
+
+SET_WITH_REPEATS = {
+    "rows_one_column": (lambda x, y: pt.set_subtensor(x[[1, 1, 2], 2], y), (3,)),
+    "rows_matrix_y": (lambda x, y: pt.set_subtensor(x[[0, 2, 0]], y), (3, 4)),
+    "pairs": (lambda x, y: pt.set_subtensor(x[[0, 2, 0], [1, 1, 1]], y), (3,)),
+    "broadcast_y": (lambda x, y: pt.set_subtensor(x[[2, 2, 2]], y), (4,)),
+    "inc_ignoring_duplicates": (
+        lambda x, y: pt.inc_subtensor(x[[0, 1, 0], [3, 3, 3]], y, ignore_duplicates=True),
+        (3,),
+    ),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", list(SET_WITH_REPEATS))
+def test_last_write_wins_gradient(case: str, dtype: str) -> None:
+    build, y_shape = SET_WITH_REPEATS[case]
+    x, y = mat("x", dtype), mat("y", dtype, len(y_shape))
+    check_grad(build, [(x, rand(3, 4, seed=1, dtype=dtype)), (y, rand(*y_shape, seed=2, dtype=dtype))])
+
+
+def test_overwritten_entries_of_y_get_zero_gradient() -> None:
+    x, y = pt.dvector("x"), pt.dvector("y")
+    out = pt.set_subtensor(x[[1, 1, 2]], y)
+    gy = grad((out * np.array([1.0, 2.0, 3.0, 4.0])).sum(), y)
+    np.testing.assert_array_equal(gy.eval({x: np.zeros(4), y: np.ones(3)}), [0.0, 2.0, 3.0])

@@ -75,30 +75,40 @@ def _is_marker(t: Variable) -> bool:
     return _disconnected(t) or isinstance(t.type, NullType)
 
 
+def _core_rule_batched(
+    op: Any, inputs: Sequence, outputs: Sequence, extra: Sequence, extra_ndims: list, rule: str
+) -> tuple:
+    """The core Op's ``rule`` (pullback or pushforward), built on core-shaped placeholders
+    for the inputs, the outputs and ``extra`` (the cotangents or tangents), then batched
+    over the flattened batch dimensions. Returns the flat terms and the batch dims."""
+    batch_ndim = outputs[0].type.ndim - len(op.outputs_sig[0])
+    core = op.core_node(inputs)
+    like = core.outputs if rule == "pullback" else core.inputs
+    # an unused cotangent / tangent stays disconnected for the core rule too: zeros there
+    # could meet an infinity (0 * inf) in a rule that divides, and would cost work for nothing
+    core_extra = [e if _disconnected(e) else c.type() for c, e in zip(like, extra)]
+    terms = getattr(op.core_op, rule)(list(core.inputs), list(core.outputs), core_extra)
+    batch = _dims(outputs[0], 0, batch_ndim)
+    pairs = [
+        *zip(core.inputs, inputs, op._core_ndims()),
+        *zip(core.outputs, outputs, [len(s) for s in op.outputs_sig]),
+        *((c, e, n) for c, e, n in zip(core_extra, extra, extra_ndims) if not _disconnected(e)),
+    ]
+    replace = {c: _flat(v, batch, n) for c, v, n in pairs}
+    return _vectorize(list(terms), replace, batch), batch
+
+
 def blockwise_pullback(
     op: Any, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence
 ) -> list:
     batch_ndim = outputs[0].type.ndim - len(op.outputs_sig[0])
-    grads = list(output_grads)
     if batch_ndim == 0:
-        return op.core_op.pullback(list(inputs), list(outputs), grads)
-    core = op.core_node(inputs)
-    # an unused output stays disconnected for the core rule too: zeros there could meet an
-    # infinity (0 * inf) in a rule that divides, and would cost work for nothing
-    core_g = [g if _disconnected(g) else o.type() for o, g in zip(core.outputs, grads)]
-    terms = op.core_op.pullback(list(core.inputs), list(core.outputs), core_g)
-    batch = _dims(outputs[0], 0, batch_ndim)
-    ndims = op._core_ndims()
+        return op.core_op.pullback(list(inputs), list(outputs), list(output_grads))
     out_ndims = [len(s) for s in op.outputs_sig]
-    replace = {c: _flat(v, batch, n) for c, v, n in zip(core.inputs, inputs, ndims)}
-    replace.update({c: _flat(v, batch, n) for c, v, n in zip(core.outputs, outputs, out_ndims)})
-    replace.update(
-        {c: _flat(g, batch, n) for c, g, n in zip(core_g, grads, out_ndims) if not _disconnected(g)}
-    )
-    flat_terms = _vectorize(list(terms), replace, batch)
+    terms, batch = _core_rule_batched(op, inputs, outputs, output_grads, out_ndims, "pullback")
     return [
         t if _is_marker(t) else _grad_like(_unflat(t, batch, x, n), x)
-        for t, x, n in zip(flat_terms, inputs, ndims)
+        for t, x, n in zip(terms, inputs, op._core_ndims())
     ]
 
 
@@ -108,19 +118,8 @@ def blockwise_pushforward(
     batch_ndim = outputs[0].type.ndim - len(op.outputs_sig[0])
     if batch_ndim == 0:
         return op.core_op.pushforward(list(inputs), list(outputs), list(eval_points))
-    core = op.core_node(inputs)
-    core_t = [e if _disconnected(e) else i.type() for i, e in zip(core.inputs, eval_points)]
-    terms = op.core_op.pushforward(list(core.inputs), list(core.outputs), core_t)
-    batch = _dims(outputs[0], 0, batch_ndim)
-    ndims = op._core_ndims()
-    out_ndims = [len(s) for s in op.outputs_sig]
-    replace = {c: _flat(v, batch, n) for c, v, n in zip(core.inputs, inputs, ndims)}
-    replace.update({c: _flat(v, batch, n) for c, v, n in zip(core.outputs, outputs, out_ndims)})
-    replace.update(
-        {c: _flat(e, batch, n) for c, e, n in zip(core_t, eval_points, ndims) if not _disconnected(e)}
-    )
-    flat_terms = _vectorize(list(terms), replace, batch)
+    terms, batch = _core_rule_batched(op, inputs, outputs, eval_points, op._core_ndims(), "pushforward")
     return [
         t if _is_marker(t) else reshape(t, [*batch, *_dims(o, batch_ndim, o.type.ndim)])
-        for t, o in zip(flat_terms, outputs)
+        for t, o in zip(terms, outputs)
     ]

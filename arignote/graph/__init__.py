@@ -3,7 +3,7 @@
 from arignote.graph.basic import Apply, Constant, Variable, clone, clone_get_equiv, equal_computations
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import Op
-from arignote.graph.replace import clone_replace, graph_replace
+from arignote.graph.replace import clone_replace, graph_replace, vectorize_graph
 from arignote.graph.traversal import ancestors, applys_between, graph_inputs, io_toposort, toposort
 from arignote.graph.type import Type
 
@@ -24,4 +24,5 @@ __all__ = [
     "graph_replace",
     "io_toposort",
     "toposort",
+    "vectorize_graph",
 ]

@@ -27,7 +27,7 @@ from typing import Any
 from arignote.graph.basic import Variable, clone_get_equiv
 from arignote.graph.traversal import ancestors, io_toposort
 
-__all__ = ["clone_replace", "graph_replace"]
+__all__ = ["clone_replace", "graph_replace", "vectorize_graph"]
 
 ReplaceType = Mapping[Variable, Any] | Iterable[tuple[Variable, Any]] | None
 
@@ -102,3 +102,11 @@ def graph_replace(
                 memo.setdefault(old_out, new_out)
     result = [memo.get(o, o) for o in outs]
     return result[0] if single else result
+
+
+def vectorize_graph(outputs: Variable | Sequence[Variable], replace: Mapping[Variable, Any]) -> Any:
+    """``outputs`` rebuilt for replacements with extra leading (batch) dimensions; see
+    :func:`arignote.tensor.functional.vectorize_graph` (tensor graphs only)."""
+    from arignote.tensor.functional import vectorize_graph as _vectorize_graph
+
+    return _vectorize_graph(outputs, replace)

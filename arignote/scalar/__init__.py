@@ -5,6 +5,7 @@ from arignote.scalar.basic import cast, scalar
 from arignote.scalar.composite import Composite
 from arignote.scalar.math import *  # noqa: F403
 from arignote.scalar.op import *  # noqa: F403
+from arignote.scalar.special_extra import *  # noqa: F403
 from arignote.scalar.type import *  # noqa: F403
 from arignote.scalar.type import ScalarConstant, ScalarType, ScalarVariable, as_scalar, constant, upcast
 

@@ -902,3 +902,6 @@ i0 = I0(upgrade_to_float_no_complex, name="i0")
 i1 = I1(upgrade_to_float_no_complex, name="i1")
 j0 = J0(upgrade_to_float_no_complex, name="j0")
 j1 = J1(upgrade_to_float_no_complex, name="j1")
+
+# the functions SciPy adds beyond these (Bessel, hypergeometric, inverses), under this path too
+from arignote.scalar.special_extra import *  # noqa: E402, F403

@@ -3,8 +3,15 @@
 from arignote.tensor import linalg, special
 from arignote.tensor.alloc import *  # noqa: F403
 from arignote.tensor.basic import *  # noqa: F403
+from arignote.tensor.basic_extra import *  # noqa: F403
+from arignote.tensor.diag import *  # noqa: F403
+from arignote.tensor.einsum import *  # noqa: F403
 from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
 from arignote.tensor.extra_ops import *  # noqa: F403
+from arignote.tensor.extra_ops_more import *  # noqa: F403
+from arignote.tensor.functional import vectorize
+from arignote.tensor.index_utils import *  # noqa: F403
+from arignote.tensor.interpolate import *  # noqa: F403
 from arignote.tensor.join import *  # noqa: F403
 from arignote.tensor.math import *  # noqa: F403
 from arignote.tensor.math import (
@@ -17,8 +24,11 @@ from arignote.tensor.math import (
     round,
     sum,
 )
+from arignote.tensor.math_extra import *  # noqa: F403
+from arignote.tensor.pad import *  # noqa: F403
 from arignote.tensor.products import *  # noqa: F403
 from arignote.tensor.shape import *  # noqa: F403
+from arignote.tensor.shape_utils import *  # noqa: F403
 from arignote.tensor.sort import *  # noqa: F403
 from arignote.tensor.subtensor import *  # noqa: F403
 from arignote.tensor.type import *  # noqa: F403
@@ -43,6 +53,7 @@ __all__ = [
     "round",
     "special",
     "sum",
+    "vectorize",
 ]
 import arignote.tensor.rewriting  # noqa: F401  (registers the tensor rules)
 from arignote.tensor import random

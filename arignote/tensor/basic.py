@@ -498,3 +498,53 @@ from arignote.tensor.alloc import *  # noqa: E402, F403
 from arignote.tensor.join import *  # noqa: E402, F403
 from arignote.tensor.math import fill, second  # noqa: E402, F401
 from arignote.tensor.shape import MakeVector, make_vector  # noqa: E402, F401
+
+# PyTensor users import these from ``pytensor.tensor.basic``; they live in diag.py,
+# shape_utils.py, index_utils.py and basic_extra.py, which need this module first, so they
+# are looked up on first use.
+_LAZY_EXPORTS = {
+    "arignote.tensor.basic_extra": [
+        "choose",
+        "inverse_permutation",
+        "mgrid",
+        "nonzero_values",
+        "ogrid",
+        "permute_row_elements",
+        "take_along_axis",
+    ],
+    "arignote.tensor.diag": [
+        "AllocDiag",
+        "ExtractDiag",
+        "alloc_diag",
+        "diag",
+        "diagonal",
+        "extract_diag",
+        "trace",
+    ],
+    "arignote.tensor.index_utils": ["tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from"],
+    "arignote.tensor.shape_utils": [
+        "atleast_1d",
+        "atleast_2d",
+        "atleast_3d",
+        "atleast_Nd",
+        "empty",
+        "empty_like",
+        "get_scalar_constant_value",
+        "get_vector_length",
+        "roll",
+        "shape_padaxis",
+        "shape_padleft",
+        "shape_padright",
+        "specify_broadcastable",
+    ],
+}
+_LAZY_HOME = {name: module for module, names in _LAZY_EXPORTS.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY_HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(home), name)

@@ -266,3 +266,35 @@ def flatnonzero(a: Any) -> Variable:
     if a.type.ndim == 0:
         raise ValueError(f"flatnonzero: input {a} is 0-d ({a.type}); only tensors of 1 or more dimensions")
     return _nonzero(flatten(a), return_list=True)[0]
+
+
+# PyTensor users import these from ``pytensor.tensor.extra_ops``; they live in diag.py,
+# shape_utils.py, index_utils.py and extra_ops_more.py, which need this module first, so they
+# are looked up on first use.
+_LAZY_HOME = {
+    "bartlett": "extra_ops_more",
+    "bincount": "extra_ops_more",
+    "compress": "extra_ops_more",
+    "diff": "extra_ops_more",
+    "geomspace": "extra_ops_more",
+    "logspace": "extra_ops_more",
+    "searchsorted": "extra_ops_more",
+    "unique": "extra_ops_more",
+    "fill_diagonal": "diag",
+    "fill_diagonal_offset": "diag",
+    "RavelMultiIndex": "index_utils",
+    "UnravelIndex": "index_utils",
+    "ravel_multi_index": "index_utils",
+    "unravel_index": "index_utils",
+    "broadcast_arrays": "shape_utils",
+    "broadcast_shape": "shape_utils",
+    "broadcast_to": "shape_utils",
+    "concat_with_broadcast": "shape_utils",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY_HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"arignote.tensor.{home}"), name)

@@ -164,13 +164,19 @@ def eye_like(x: Variable, dtype: str | None = None) -> Variable:
 
 
 def diag_embed(v: Variable) -> Variable:
-    """The square matrix with the vector ``v`` on its diagonal."""
-    return v.dimshuffle("x", 0) * eye(length(v, 0), dtype=v.type.dtype)
+    """The square matrix with the vector ``v`` on its diagonal (a stack of them for a
+    stack of vectors)."""
+    from arignote.tensor.diag import alloc_diag
+
+    return alloc_diag(v, 0, -2, -1)
 
 
 def diag_part(x: Variable) -> Variable:
-    """The diagonal of the square matrix ``x``, as a vector."""
-    return (x * eye_like(x)).sum(axis=-1)
+    """The diagonal of the square matrix ``x``, as a vector (of the last two axes of a
+    stack of matrices)."""
+    from arignote.tensor.diag import diagonal
+
+    return diagonal(x, 0, -2, -1)
 
 
 def band_mask(x: Variable, below: int, above: int) -> Variable:

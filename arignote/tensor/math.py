@@ -39,6 +39,22 @@ from arignote.tensor.products import (  # noqa: F401  (re-exported, as in pytens
     vecdot,
     vecmat,
 )
+from arignote.tensor.special_extra import (  # noqa: F401  (re-exported, as in pytensor.tensor.math)
+    betaincinv,
+    chi2sf,
+    gammainccinv,
+    gammaincinv,
+    gammal,
+    gammau,
+    hyp2f1,
+    iv,
+    ive,
+    jv,
+    kn,
+    kv,
+    kve,
+    owens_t,
+)
 from arignote.tensor.type import TensorType
 
 # --- elementwise ---------------------------------------------------------------------------
@@ -524,3 +540,33 @@ def argmin(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
     """Index of the smallest element over ``axis`` (of the flattened array if None)."""
     x = as_tensor_variable(x)
     return _reduce(Argmin(normalize_axis(axis, x.type.ndim)), x, axis, keepdims)
+
+
+# NumPy-named aliases and the compound functions PyTensor keeps in this module
+from arignote.tensor.math_extra import (  # noqa: E402, F401
+    batched_dot,
+    batched_tensordot,
+    ceil_intdiv,
+    conjugate,
+    cov,
+    divmod,
+    equal,
+    floor_div,
+    greater,
+    greater_equal,
+    iround,
+    isfinite,
+    isneginf,
+    isposinf,
+    largest,
+    less,
+    less_equal,
+    logaddexp,
+    max_and_argmax,
+    median,
+    nan_to_num,
+    not_equal,
+    ptp,
+    sgn,
+    smallest,
+)

@@ -470,9 +470,11 @@ def trace(x: Any) -> Variable:
     >>> trace(x).eval({x: np.arange(6.0).reshape(2, 3)})
     array(4.)
     """
+    from arignote.tensor.diag import diagonal
+
     x = as_stack(x, 2, "trace", "x")
-    mask = eye(length(x, -2), length(x, -1), dtype=x.type.dtype)
-    return sum(x * mask, axis=(-2, -1))
+    d = diagonal(x, 0, -2, -1)
+    return sum(d, axis=-1, dtype="int64" if d.type.dtype.startswith(("int", "bool")) else None)
 
 
 def matrix_dot(*args: Any) -> Variable:

@@ -458,3 +458,18 @@ def reshape(x: Any, newshape: Any, ndim: int | None = None) -> Variable:
             raise ValueError("reshape: give ndim= when the new shape's length is not known statically")
         ndim = shp.type.shape[0]
     return Reshape(ndim)(x, shp)
+
+
+# PyTensor users import these from ``pytensor.tensor.shape``; they live in shape_utils.py,
+# which needs this module first, so they are looked up on first use.
+_FROM_SHAPE_UTILS = frozenset(
+    ["shape_padleft", "shape_padright", "shape_padaxis", "specify_broadcastable", "get_vector_length"]
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_SHAPE_UTILS:
+        from arignote.tensor import shape_utils
+
+        return getattr(shape_utils, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

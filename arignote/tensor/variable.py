@@ -324,6 +324,14 @@ class _tensor_py_operators:
     def repeat(self, repeats: Any, axis: int | None = None) -> Any:
         return _mod("alloc").repeat(self, repeats, axis)
 
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+        """Diagonal ``offset`` of axes ``axis1`` and ``axis2`` (see :func:`arignote.tensor.diagonal`)."""
+        return _mod("diag").diagonal(self, offset, axis1, axis2)
+
+    def trace(self) -> Any:
+        """The trace of the last two axes, as PyTensor's method (:func:`arignote.tensor.linalg.trace`)."""
+        return _mod("nlinalg").trace(self)
+
     def zeros_like(self, dtype: Any = None) -> Any:
         return _mod("alloc").zeros_like(self, dtype)
 

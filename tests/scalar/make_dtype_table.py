@@ -10,7 +10,8 @@ on fresh scalar variables and records the output dtype, or ``"error"`` when PyTe
 to build the node; also ``cast`` (``"target:input"``) and ``upcast``. The full table is for
 ``floatX=float64``; for ``floatX=float32`` only the entries that differ are stored. Only these
 facts are stored; the test (``test_dtype_table.py``) reads the JSON and never imports PyTensor.
-xlogx and xlogy0 are tensor-level helpers in PyTensor 3: they are built on 0-d tensors.
+xlogx, xlogy0, iv and kv are tensor-level helpers in PyTensor 3: they are built on 0-d
+tensors.
 """
 
 from __future__ import annotations
@@ -125,9 +126,19 @@ BINARY = [
     "second",
     "complex",
     "complex_from_polar",
+    "jv",
+    "iv",
+    "ive",
+    "kv",
+    "kve",
+    "owens_t",
+    "gammal",
+    "gammau",
+    "gammaincinv",
+    "gammainccinv",
 ]
 
-TERNARY = ["clip", "switch", "betainc"]
+TERNARY = ["clip", "switch", "betainc", "betaincinv"]
 # representative triples: every dtype in each position with a fixed float64/int8 background,
 # plus all-equal triples
 TERNARY_SETS = sorted(
@@ -185,10 +196,11 @@ def _builder(name: str):
 
         return build
 
-    # xlogx, xlogy0: tensor-level helpers in PyTensor 3; use 0-d tensors
+    # xlogx, xlogy0 (pytensor.tensor.xlogx), iv, kv (pytensor.tensor.math): tensor-level
+    # helpers in PyTensor 3; use 0-d tensors
     import pytensor.tensor.xlogx as xl
 
-    fn = getattr(xl, name)
+    fn = getattr(xl, name, None) or getattr(pt, name)
 
     def build_tensor(*dtypes: str) -> str:
         return fn(*(pt.tensor(dtype=d, shape=()) for d in dtypes)).type.dtype

@@ -75,6 +75,16 @@ NUMPY_REFERENCE = {
     # log(1 - exp(x)) is for real x <= 0: it picks a formula by comparing x with -log(2),
     # which means nothing for complex x; there is no NumPy/SciPy function to follow
     "log1mexp": None,
+    "jv": sp.jv,
+    "iv": sp.iv,
+    "ive": sp.ive,
+    "kv": sp.kv,
+    "kve": sp.kve,
+    "owens_t": sp.owens_t,
+    "gammal": sp.gammainc,
+    "gammau": sp.gammaincc,
+    "gammaincinv": sp.gammaincinv,
+    "gammainccinv": sp.gammainccinv,
 }
 
 # Why each disagreement is what it is (also the report's list).
@@ -93,6 +103,17 @@ REASONS = {
     "sigmoid": "complex: scipy.special.expit has no complex loop",
     "softplus": "complex: numpy.logaddexp has no complex loop",
     "log1mexp": "complex: defined on the real line only",
+    "jv": "complex order: SciPy takes a complex argument, not a complex order",
+    "iv": "complex order: SciPy takes a complex argument, not a complex order",
+    "ive": "complex order: SciPy takes a complex argument, not a complex order",
+    "kv": "complex order: SciPy takes a complex argument, not a complex order; bool: PyTensor's "
+    "kv negates its bool argument and refuses, SciPy computes",
+    "kve": "complex order: SciPy takes a complex argument, not a complex order",
+    "owens_t": "complex: no SciPy loop",
+    "gammal": "complex: no SciPy loop (gammainc times gamma)",
+    "gammau": "complex: no SciPy loop (gammaincc times gamma)",
+    "gammaincinv": "complex: no SciPy loop",
+    "gammainccinv": "complex: no SciPy loop",
 }
 
 
@@ -222,9 +243,9 @@ def test_impl_returns_the_output_dtype(name):
 
 
 def test_ternary_ops_over_all_dtype_triples_do_not_crash():
-    """clip/switch/betainc: the table holds a representative set; every triple builds or
+    """clip/switch/betainc/betaincinv: the table holds a representative set; every triple builds or
     raises TypeError (never another exception)."""
-    for name in ("clip", "switch", "betainc"):
+    for name in ("clip", "switch", "betainc", "betaincinv"):
         op = get_op(name)
         for dtypes in itertools.product(DTYPES, repeat=3):
             our_dtype(op, dtypes)

@@ -54,7 +54,19 @@ __all__ = [
     "special",
     "sum",
     "vectorize",
+    "grad",
+    "hessian",
+    "jacobian",
+    "pack",
+    "unpack",
+    "reshape",
 ]
 import arignote.tensor.rewriting  # noqa: F401  (registers the tensor rules)
+from arignote.gradient import grad, hessian, jacobian  # PyTensor has them here too
 from arignote.tensor import random
+
+# ``pytensor.tensor.reshape`` is a module (pack, unpack, ...) and ``pt.reshape`` the function:
+# importing the module binds its name here, so the function is bound again after it
+from arignote.tensor.reshape import pack, unpack
+from arignote.tensor.shape import reshape
 from arignote.tensor.sharedvar import TensorSharedVariable  # noqa: F401  (registers shared())

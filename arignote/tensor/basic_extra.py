@@ -38,6 +38,8 @@ __all__ = [
     "inverse_permutation",
     "mgrid",
     "ogrid",
+    "is_flat",
+    "stacklists",
 ]
 
 
@@ -233,3 +235,25 @@ class _NdGrid:
 
 mgrid = _NdGrid(sparse=False)
 ogrid = _NdGrid(sparse=True)
+
+
+def is_flat(var: Any, ndim: int = 1) -> bool:
+    """Whether ``var`` has ``ndim`` dimensions (after a ``flatten(ndim)``, say)."""
+    return as_tensor_variable(var).type.ndim == ndim
+
+
+def stacklists(arg: Any) -> Any:
+    """Nested lists of tensors (scalars, say) stacked into one tensor of the same nesting.
+
+    >>> import arignote.tensor as pt
+    >>> a, b, c, d = pt.dscalars("abcd")
+    >>> m = stacklists([[a, b], [c, d]])
+    >>> m.eval({a: 1.0, b: 2.0, c: 3.0, d: 4.0})
+    array([[1., 2.],
+           [3., 4.]])
+    """
+    from arignote.tensor.join import stack
+
+    if isinstance(arg, (tuple, list)):
+        return stack([stacklists(a) for a in arg])
+    return arg

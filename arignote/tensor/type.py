@@ -456,3 +456,20 @@ __all__ += [
     *(p + k for p in _PREFIX_DTYPES for k in _KIND_SHAPES),
     *(_plural_name(p + k) for p in ("", *_PREFIX_DTYPES) for k in _KIND_SHAPES),
 ]
+
+# PyTensor's tuples of Types by kind (``isinstance(v.type, ...)``-style checks use them)
+int_types = tuple(TensorType(d, ()) for d in ("int8", "int16", "int32", "int64"))
+float_types = (fscalar, dscalar)  # noqa: F821  (made by the loop above)
+complex_types = (cscalar, zscalar)  # noqa: F821
+int_scalar_types, float_scalar_types, complex_scalar_types = int_types, float_types, complex_types
+int_vector_types = tuple(TensorType(d, (None,)) for d in ("int8", "int16", "int32", "int64"))
+float_vector_types = (fvector, dvector)  # noqa: F821
+complex_vector_types = (cvector, zvector)  # noqa: F821
+int_matrix_types = tuple(TensorType(d, (None, None)) for d in ("int8", "int16", "int32", "int64"))
+float_matrix_types = (fmatrix, dmatrix)  # noqa: F821
+complex_matrix_types = (cmatrix, zmatrix)  # noqa: F821
+__all__ += [
+    f"{kind}_{what}types"
+    for kind in ("int", "float", "complex")
+    for what in ("", "scalar_", "vector_", "matrix_")
+]

@@ -1,6 +1,6 @@
 """Tensors: ``import arignote.tensor as pt`` (the array language users write in)."""
 
-from arignote.tensor import linalg, special
+from arignote.tensor import linalg, optimize, signal, special
 from arignote.tensor.alloc import *  # noqa: F403
 from arignote.tensor.basic import *  # noqa: F403
 from arignote.tensor.basic_extra import *  # noqa: F403
@@ -49,8 +49,10 @@ __all__ = [
     "any",
     "max",
     "min",
+    "optimize",
     "pow",
     "round",
+    "signal",
     "special",
     "sum",
     "vectorize",

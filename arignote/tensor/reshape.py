@@ -111,7 +111,6 @@ def unpack(
 
 def _entries(s: Variable) -> list:
     from arignote.tensor.basic import NotScalarConstantError, get_underlying_scalar_constant_value
-
     from arignote.tensor.shape import MakeVector
 
     # the entries themselves where pack built the vector: static lengths stay static

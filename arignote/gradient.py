@@ -591,7 +591,22 @@ def _pushforward_direct(fs: list, wrts: list, tangents: list, strict: bool) -> d
             if t is None or _is_disconnected(t):
                 continue
             tan[o] = t if _is_null(t) else _match_dtype(o, t)
+        _zero_discrete_outputs(node, ts, tan)
     return tan
+
+
+def _zero_discrete_outputs(node: Apply, ts: list, tan: dict) -> None:
+    """An integer-valued output that depends on an input with a tangent has a zero tangent
+    (it is locally constant), as its gradient is zero: connected, not disconnected."""
+    pattern = _connection_pattern(node)
+    for j, o in enumerate(node.outputs):
+        if o in tan or not _is_discrete(o):
+            continue
+        if any(
+            t is not None and not _is_disconnected(t) and (pattern is None or pattern[i][j])
+            for i, t in enumerate(ts)
+        ):
+            tan[o] = _float_zeros_like(o)
 
 
 def pushforward_through_pullback(
@@ -615,21 +630,50 @@ def pushforward_through_pullback(
 def _through_pullback(fs: list, wrts: list, ts: list) -> dict:
     from arignote.tensor.alloc import zeros_like
 
+    # only numeric outputs have a tangent (a random generator, say, has none)
+    numeric = [f for f in fs if getattr(f.type, "dtype", None) is not None]
+    if not numeric:
+        return {}
     # The cotangents only carry the linear dependence; zeros shaped like the outputs (not
     # new root Variables) keep the result free of inputs that would need a value.
-    us = [zeros_like(f, dtype=_seed_dtype(f)) for f in fs]
+    us = [zeros_like(f, dtype=_seed_dtype(f)) for f in numeric]
     vjp = grad(
-        None, wrts, known_grads=dict(zip(fs, us)), disconnected_inputs="ignore", return_disconnected="none"
+        None,
+        wrts,
+        known_grads=dict(zip(numeric, us)),
+        disconnected_inputs="ignore",
+        return_disconnected="none",
     )
+    # J v = d/du <u^T J, v>. Each pullback term is seeded with its tangent through its own
+    # identity node: a known gradient replaces what else flows into its Variable, and one
+    # pullback term can be computed from another (x + sum(y): y's term is sum(x's term)).
     known: dict = {}
+    connected = False
     for g, t in zip(vjp, ts):
         if g is None or t is None or _is_disconnected(t):
             continue
-        known[g] = known[g] + t if g in known else t
-    if not known:
-        return {}
-    jvps = grad(None, us, known_grads=known, disconnected_inputs="ignore", return_disconnected="none")
-    return {f: j for f, j in zip(fs, jvps) if j is not None}
+        connected = True
+        known[ViewOp()(g)] = t
+    jvps = (
+        grad(None, us, known_grads=known, disconnected_inputs="ignore", return_disconnected="none")
+        if known
+        else [None] * len(us)
+    )
+    tan = {f: j for f, j in zip(numeric, jvps) if j is not None}
+    if connected:
+        for f in numeric:
+            if f not in tan and _is_discrete(f) and _reaches(f, wrts, ts):
+                tan[f] = _float_zeros_like(f)  # integer-valued, yet it depends on wrt: zero
+    return tan
+
+
+def _reaches(f: Variable, wrts: list, ts: list) -> bool:
+    """Whether ``f``'s pullback reaches a ``wrt`` that has a tangent (connected, maybe zero)."""
+    from arignote.tensor.alloc import zeros_like
+
+    u = zeros_like(f, dtype=_seed_dtype(f))
+    terms = grad(None, wrts, known_grads={f: u}, disconnected_inputs="ignore", return_disconnected="none")
+    return any(g is not None and t is not None and not _is_disconnected(t) for g, t in zip(terms, ts))
 
 
 def _pushforward_result(f: Variable, k: int, t: Any, policy: str, ret: str) -> Any:
@@ -644,9 +688,9 @@ def _pushforward_result(f: Variable, k: int, t: Any, policy: str, ret: str) -> A
         raise DisconnectedInputError(msg)
     if policy == "warn":
         warnings.warn(msg, stacklevel=3)
-    if ret == "zero":
+    if ret == "zero" and getattr(f.type, "dtype", None) is not None:
         return _float_zeros_like(f)
-    if ret == "none":
+    if ret in ("zero", "none"):  # a non-numeric output (a random generator) has no zero
         return None
     return disconnected_type()
 

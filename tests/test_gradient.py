@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
+import arignote
 import arignote.tensor as pt
 from arignote.compile.function import function
 from arignote.gradient import (
@@ -811,6 +812,48 @@ class TestLopRop:
 
 
 # --- jacobian / hessian -------------------------------------------------------------------------
+
+
+class TestPushforwardThroughPullback:
+    """The two-reverse-pass route agrees with the Ops' own pushforwards."""
+
+    def test_a_pullback_computed_from_another_keeps_both_terms(self):
+        from arignote.gradient import pushforward_through_pullback
+
+        x, y, tx, ty = (pt.dvector(n) for n in ("x", "y", "tx", "ty"))
+        out = x + pt.sum(y)  # y's pullback term is the sum of x's
+        (j,) = pushforward_through_pullback([out], [x, y], [tx, ty])
+        f = function([x, y, tx, ty], [j, Rop(out, [x, y], [tx, ty])], on_unused_input="ignore")
+        got, direct = f(np.zeros(3), np.zeros(2), np.ones(3), np.full(2, 10.0))
+        np.testing.assert_allclose(got, [21.0, 21.0, 21.0])
+        np.testing.assert_allclose(direct, got)
+
+    def test_integer_outputs_have_zero_tangents_on_both_routes(self):
+        from arignote.gradient import pushforward_through_pullback
+
+        x, t = pt.dvector("x"), pt.dvector("t")
+        for out in (pt.gt(x, 0), pt.argsort(x)):
+            direct = Rop(out, x, t, use_op_rop_implementation=True)
+            (via,) = pushforward_through_pullback([out], [x], [t])
+            for j in (direct, via):
+                got = j.eval({x: np.array([1.0, -2.0]), t: np.ones(2)}, on_unused_input="ignore")
+                np.testing.assert_array_equal(got, [0.0, 0.0])
+        with pytest.raises(DisconnectedInputError):  # only the shape is read: disconnected
+            Rop(x.shape, x, t)
+
+    def test_a_random_generator_output_is_disconnected(self):
+        from arignote.gradient import pushforward_through_pullback
+
+        rng = arignote.shared(np.random.default_rng(0))
+        mu, t = pt.dvector("mu"), pt.dvector("t")
+        next_rng = pt.random.normal(mu, rng=rng).owner.outputs[0]
+        for route in (
+            lambda: Rop(next_rng, mu, t),
+            lambda: pushforward_through_pullback([next_rng], [mu], [t]),
+        ):
+            with pytest.raises(DisconnectedInputError):
+                route()
+        assert Rop(next_rng, mu, t, disconnected_outputs="ignore") is None
 
 
 class TestJacobianHessian:

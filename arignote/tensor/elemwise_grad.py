@@ -339,6 +339,11 @@ def _elemwise_pushforward(
     live = tuple(not _no_tangent(t) for t in tangents)
     if not any(live):
         return [disconnected_type() for _ in outputs]
+    if any(np.dtype(v.type.dtype).kind == "c" for v in (*inputs, *outputs)):
+        # a partial from the pullback is the conjugate derivative, and ops such as conj, real,
+        # abs or complex(x, y) are not holomorphic: no single partial gives their tangent.
+        # Rop then takes the pullback route (two reverse passes), which is exact.
+        raise NotImplementedError(f"{self}: no direct pushforward with complex values")
     results = []
     for j, out in enumerate(outputs):
         if np.dtype(out.type.dtype).kind in "biu":  # integer-valued: f(x + eps) == f(x)

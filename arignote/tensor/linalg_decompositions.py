@@ -64,20 +64,20 @@ def _add(*terms: Variable | None) -> Variable | None:
 
 
 def _safe_divide(num: Variable, den: Variable) -> Variable:
-    """``num / den``, but 0 wherever ``num`` is exactly 0 (also where ``den`` is 0).
-
-    A zero cotangent (Blockwise passes zeros for the outputs a cost does not use) then
-    gives zero, not ``0 * inf = NaN``, at repeated eigenvalues or zero singular values; a
-    nonzero one there still gives the infinite derivative it has."""
+    """``num / den``, and 0 wherever ``den`` is exactly 0 (a repeated eigenvalue, a zero
+    singular value: there the derivative of the vectors does not exist; 0 keeps a cost that
+    does not use them finite). Linear in ``num``, as a pullback must be."""
     dtype = num.type.dtype
-    return num / switch(eq(num, const(0, dtype)), const(1, dtype), den)
+    zero = eq(den, const(0, dtype))
+    return switch(zero, const(0, dtype), num / switch(zero, const(1, dtype), den))
 
 
 def _divide_by_gaps(x: Variable, d: Variable) -> Variable:
-    """``x[i, j] / (d[j] - d[i])`` off the diagonal, 0 on it (see :func:`_safe_divide`)."""
+    """``x[i, j] / (d[j] - d[i])`` off the diagonal, 0 on it and where two of ``d`` are
+    equal (see :func:`_safe_divide`)."""
     ident = eye(length(d, 0), dtype=d.type.dtype)
     gaps = d.dimshuffle("x", 0) - d.dimshuffle(0, "x")
-    return _safe_divide(x * (const(1, d.type.dtype) - ident), gaps + ident)
+    return _safe_divide(x * (const(1, d.type.dtype) - ident), gaps)
 
 
 def _min_len(m: Any, n: Any) -> Any:

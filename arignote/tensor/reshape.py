@@ -82,7 +82,9 @@ def pack(*tensors: Any, keep_axes: int | Sequence[int] | None = None) -> tuple[V
                 f"{front + back}"
             )
         middle = range(front, ndim - back)
-        entries = [s if s is not None else shape_i(t, d) for d, s in zip(middle, t.type.shape[front : ndim - back])]
+        entries = [
+            s if s is not None else shape_i(t, d) for d, s in zip(middle, t.type.shape[front : ndim - back])
+        ]
         shapes.append(make_vector(*entries, dtype="int64") if entries else np.zeros(0, dtype="int64"))
         parts.append(join_dims(t, front, len(middle)))
     return join(front, *parts), [as_tensor_variable(s) for s in shapes]

@@ -44,6 +44,7 @@ __all__ = [
     "TensorVariable",
     "abs",
     "all",
+    "blas",
     "linalg",
     "random",
     "any",
@@ -65,7 +66,10 @@ __all__ = [
 ]
 import arignote.tensor.rewriting  # noqa: F401  (registers the tensor rules)
 from arignote.gradient import grad, hessian, jacobian  # PyTensor has them here too
-from arignote.tensor import random
+from arignote.tensor import (
+    blas,  # after math: it re-exports from math_extra
+    random,
+)
 
 # ``pytensor.tensor.reshape`` is a module (pack, unpack, ...) and ``pt.reshape`` the function:
 # importing the module binds its name here, so the function is bound again after it

@@ -75,6 +75,18 @@ def _one_term(value: Any, k: int, what: str) -> Variable:
     raise TypeError(f"{what} returned {type(value).__name__} {value!r} for entry {k}, not a Variable{hint}")
 
 
+def _entry_terms(op: Any, what: str, entries: list, args: tuple, defaults: Callable[[list], list]) -> list:
+    """The terms of an override given as a list: ``defaults(indices)`` (the inner graph's
+    rule) where an entry is None, the entry where it is a Variable, else what the entry
+    returns when called with ``args``."""
+    need = [k for k, e in enumerate(entries) if e is None]
+    terms = dict(zip(need, defaults(need)))
+    for k, e in enumerate(entries):
+        if e is not None:
+            terms[k] = e if isinstance(e, Variable) else _one_term(e(*args), k, f"{what}[{k}] of {op}")
+    return [terms[k] for k in range(len(entries))]
+
+
 def _as_term_list(result: Any, n: int, n_explicit: int, what: str) -> list:
     if not isinstance(result, (list, tuple)):
         raise TypeError(f"{what} must return a list (one entry each), got {type(result).__name__} {result!r}")
@@ -168,17 +180,9 @@ def _pullback_terms(op: Any, override: Any, live: tuple, out_args: list, g_args:
         return _default_grads(op, list(range(nin)), live, g_args)
     if isinstance(override, (list, tuple)):
         entries = list(override) + [None] * (nin - len(override))  # shared inputs: the default rule
-        need = [k for k, e in enumerate(entries) if e is None]
-        defaults = dict(zip(need, _default_grads(op, need, live, g_args)))
-        terms = []
-        for k, entry in enumerate(entries):
-            if entry is None:
-                terms.append(defaults[k])
-            elif isinstance(entry, Variable):
-                terms.append(entry)
-            else:
-                terms.append(_one_term(entry(*args), k, f"lop_overrides[{k}] of {op}"))
-        return terms
+        return _entry_terms(
+            op, "lop_overrides", entries, args, lambda need: _default_grads(op, need, live, g_args)
+        )
     what = f"The lop_overrides callable of {op}"
     result = _as_term_list(override(*args), nin, op.n_explicit, what)
     if len(result) < nin:
@@ -313,17 +317,9 @@ def _pushforward_terms(op: Any, override: Any, live: tuple, t_args: list) -> lis
     if override is None:
         return _default_tangents(op, list(range(nout)), live, t_args)
     if isinstance(override, (list, tuple)):
-        need = [j for j, e in enumerate(override) if e is None]
-        defaults = dict(zip(need, _default_tangents(op, need, live, t_args)))
-        terms = []
-        for j, entry in enumerate(override):
-            if entry is None:
-                terms.append(defaults[j])
-            elif isinstance(entry, Variable):
-                terms.append(entry)
-            else:
-                terms.append(_one_term(entry(*args), j, f"rop_overrides[{j}] of {op}"))
-        return terms
+        return _entry_terms(
+            op, "rop_overrides", list(override), args, lambda need: _default_tangents(op, need, live, t_args)
+        )
     what = f"The rop_overrides callable of {op}"
     result = _as_term_list(override(*args), nout, nout, what)
     return [_one_term(r, j, what) for j, r in enumerate(result)]

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from arignote._gradient.terms import _is_disconnected, _is_null
 from arignote.compile.function import function
 from arignote.compile.sharedvalue import SharedVariable
 from arignote.graph.basic import Apply, Constant, Variable, clone_get_equiv
@@ -148,6 +149,23 @@ def _io_connection_pattern(inputs: list[Variable], outputs: list[Variable]) -> l
     return [[k in deps.get(o, empty) for o in outputs] for k in range(len(inputs))]
 
 
+def _filter_inputs(op: Op, inputs: Sequence[Any], types: Sequence[Any]) -> list[Variable]:
+    """``inputs`` as Variables of ``types`` (converted where the Type allows it), or a
+    TypeError naming the input that does not fit (shared by the Ops with an inner graph)."""
+    checked = []
+    for k, (inp, itype) in enumerate(zip(inputs, types)):
+        try:
+            checked.append(itype.filter_variable(inp, allow_convert=True))
+        except (TypeError, ValueError) as err:
+            got = (
+                f"{inp} of Type {inp.type}" if isinstance(inp, Variable) else f"{type(inp).__name__} {inp!r}"
+            )
+            raise TypeError(
+                f"{op}: input {k} must have Type {itype} (or one convertible to it), got {got}"
+            ) from err
+    return checked
+
+
 def _check_pattern(pattern: Any, n_explicit: int, n_total: int, n_out: int) -> list[list[bool]] | None:
     if pattern is None:
         return None
@@ -175,13 +193,8 @@ def _check_override(value: Any, what: str, length: tuple[int, ...], entry_args: 
         )
     if len(value) not in length:
         raise ValueError(f"OpFromGraph: {what} has {len(value)} entries, expected {length[0]}")
-    from arignote.gradient import DisconnectedType
-    from arignote.graph.null_type import NullType
-
     for k, entry in enumerate(value):
-        if entry is None or callable(entry):
-            continue
-        if isinstance(entry, Variable) and isinstance(entry.type, (NullType, DisconnectedType)):
+        if entry is None or callable(entry) or _is_disconnected(entry) or _is_null(entry):
             continue
         raise TypeError(
             f"OpFromGraph: {what}[{k}] must be None (the default rule), a callable {entry_args} or a "
@@ -328,16 +341,13 @@ class OpFromGraph(Op, HasInnerGraph):
         self._given_pattern = _check_pattern(connection_pattern, self.n_explicit, n_total, n_out)
         self.destroy_map = self._check_destroy_map(destroy_map, n_total, n_out)
         self._reset_caches()
-        try:
-            self._signature: tuple | None = _graph_signature(inner_inputs, inner_outputs)
-        except TypeError:  # an inner op or constant that cannot be hashed: identity only
-            self._signature = None
+        self._signature: tuple | None = _graph_signature(inner_inputs, inner_outputs)
         self._set_hash()
 
     def _set_hash(self) -> None:
         try:
             self._hash = hash(self._signature) if self._signature is not None else id(self)
-        except TypeError:
+        except TypeError:  # an inner op or constant that cannot be hashed: equality is identity
             self._signature = None
             self._hash = id(self)
 
@@ -377,14 +387,6 @@ class OpFromGraph(Op, HasInnerGraph):
         self._batch_cache: dict = {}
 
     # -- the inner graph ------------------------------------------------------------------
-
-    @property
-    def inner_inputs(self) -> list[Variable]:
-        return self.fgraph.inputs
-
-    @property
-    def inner_outputs(self) -> list[Variable]:
-        return self.fgraph.outputs
 
     @property
     def fn(self) -> Any:
@@ -477,19 +479,7 @@ class OpFromGraph(Op, HasInnerGraph):
             raise ValueError(
                 f"{self} takes {len(self.input_types)} inputs (shared variables included), got {len(inputs)}"
             )
-        checked = []
-        for k, (inp, itype) in enumerate(zip(inputs, self.input_types)):
-            try:
-                checked.append(itype.filter_variable(inp, allow_convert=True))
-            except (TypeError, ValueError) as err:
-                got = (
-                    f"{inp} of Type {inp.type}"
-                    if isinstance(inp, Variable)
-                    else f"{type(inp).__name__} {inp!r}"
-                )
-                raise TypeError(
-                    f"{self}: input {k} must have Type {itype} (or one convertible to it), got {got}"
-                ) from err
+        checked = _filter_inputs(self, inputs, self.input_types)
         return Apply(self, checked, [t() for t in self.output_types])
 
     # -- running ----------------------------------------------------------------------------
@@ -509,12 +499,10 @@ class OpFromGraph(Op, HasInnerGraph):
                 pattern = [list(r) for r in given] + computed[len(given) :]
             else:
                 pattern = computed
-                from arignote.gradient import DisconnectedType
-
                 lop = self.pullback_overrides
                 if isinstance(lop, (list, tuple)):
                     for k, entry in enumerate(lop):
-                        if isinstance(getattr(entry, "type", None), DisconnectedType):
+                        if _is_disconnected(entry):
                             pattern[k] = [False] * len(self.output_types)
             self._pattern = pattern
         return [list(r) for r in self._pattern]

@@ -287,8 +287,9 @@ class Op(MetaObject):
 class HasInnerGraph:
     """Mixin for Ops that hold a graph of their own (fused kernels, scan, OpFromGraph).
 
-    Subclasses provide ``inner_inputs``, ``inner_outputs``, ``fgraph`` and ``clone()``;
-    graph-wide tools (printing, cloning with ``clone_inner_graphs``) use them.
+    Subclasses provide ``fgraph`` (the inner FunctionGraph) and ``clone()``; ``inner_inputs``
+    and ``inner_outputs`` are its inputs and outputs unless a subclass says otherwise.
+    Graph-wide tools (printing, cloning with ``clone_inner_graphs``) use them.
     """
 
     @property
@@ -298,11 +299,17 @@ class HasInnerGraph:
 
     @property
     def inner_inputs(self) -> list[Variable]:
-        raise NotImplementedError(f"{type(self).__name__} must define inner_inputs")
+        return self._inner_fgraph("inner_inputs").inputs
 
     @property
     def inner_outputs(self) -> list[Variable]:
-        raise NotImplementedError(f"{type(self).__name__} must define inner_outputs")
+        return self._inner_fgraph("inner_outputs").outputs
+
+    def _inner_fgraph(self, what: str) -> Any:
+        fgraph = getattr(self, "fgraph", None)
+        if fgraph is None:
+            raise NotImplementedError(f"{type(self).__name__} must define fgraph (or {what})")
+        return fgraph
 
     def clone(self) -> Op:
         raise NotImplementedError(f"{type(self).__name__} must define clone")

@@ -95,14 +95,6 @@ class Composite(ScalarOp, HasInnerGraph):
     def fgraph(self) -> FunctionGraph:
         return self._fgraph
 
-    @property
-    def inner_inputs(self) -> list[Variable]:
-        return self._fgraph.inputs
-
-    @property
-    def inner_outputs(self) -> list[Variable]:
-        return self._fgraph.outputs
-
     def clone(self) -> Composite:
         return Composite(self.inner_inputs, self.inner_outputs, name=self.name)
 

@@ -19,7 +19,7 @@ has no closed form: ``grad_not_implemented`` names it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -130,45 +130,48 @@ def _half(x: Variable) -> Variable:
 # --- Bessel functions of real order -----------------------------------------------------------
 
 
-class Jv(_SciPyImpl, ScalarOp):
+class _Bessel(_SciPyImpl):
+    """Mixin of the scalar ops below, Bessel functions ``f(v, x)`` of real order ``v``: the
+    derivative in ``x`` (``derivative``) is a recurrence in the neighbouring orders; in ``v``
+    there is none."""
+
+    nin = 2
+    #: ``(v, x, out) -> df/dx``, given by each function below
+    derivative: Callable[[Variable, Variable, Variable], Variable]
+
+    def L_op(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], grads: Sequence[Variable]
+    ) -> list:
+        v, x = inputs
+        (g,) = grads
+        vf, xf = _in_precision(self, inputs)
+        return [_order_not_implemented(self, v), _chain(g, self.derivative(vf, xf, outputs[0]), x)]
+
+
+class Jv(_Bessel, ScalarOp):
     """The Bessel function of the first kind ``J_v(x)`` of real order ``v``."""
 
-    nin = 2
     ufunc = sp.jv
 
-    def L_op(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], grads: Sequence[Variable]
-    ) -> list:
-        v, x = inputs
-        (g,) = grads
-        vf, xf = _in_precision(self, inputs)
+    def derivative(self, v: Variable, x: Variable, out: Variable) -> Variable:
         # J_v' = (J_(v-1) - J_(v+1)) / 2
-        d = _half(sub(jv(sub(vf, 1), xf), jv(add(vf, 1), xf)))
-        return [_order_not_implemented(self, v), _chain(g, d, x)]
+        return _half(sub(jv(sub(v, 1), x), jv(add(v, 1), x)))
 
 
-class Iv(_SciPyImpl, ScalarOp):
+class Iv(_Bessel, ScalarOp):
     """The modified Bessel function of the first kind ``I_v(x)`` of real order ``v``."""
 
-    nin = 2
     ufunc = sp.iv
 
-    def L_op(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], grads: Sequence[Variable]
-    ) -> list:
-        v, x = inputs
-        (g,) = grads
-        vf, xf = _in_precision(self, inputs)
+    def derivative(self, v: Variable, x: Variable, out: Variable) -> Variable:
         # I_v' = (I_(v-1) + I_(v+1)) / 2
-        d = _half(add(iv(sub(vf, 1), xf), iv(add(vf, 1), xf)))
-        return [_order_not_implemented(self, v), _chain(g, d, x)]
+        return _half(add(iv(sub(v, 1), x), iv(add(v, 1), x)))
 
 
-class Ive(_SciPyImpl, ScalarOp):
+class Ive(_Bessel, ScalarOp):
     """``ive(v, x) = iv(v, x) * exp(-|Re x|)``, which neither overflows nor underflows for
     large ``|x|``."""
 
-    nin = 2
     ufunc = sp.ive
 
     def L_op(
@@ -188,39 +191,24 @@ class Ive(_SciPyImpl, ScalarOp):
         return [_order_not_implemented(self, v), add(mul(g, conj(a)), real(mul(g, conj(b))))]
 
 
-class Kv(_SciPyImpl, ScalarOp):
+class Kv(_Bessel, ScalarOp):
     """The modified Bessel function of the second kind ``K_v(x)`` of real order ``v``."""
 
-    nin = 2
     ufunc = sp.kv
 
-    def L_op(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], grads: Sequence[Variable]
-    ) -> list:
-        v, x = inputs
-        (g,) = grads
-        vf, xf = _in_precision(self, inputs)
+    def derivative(self, v: Variable, x: Variable, out: Variable) -> Variable:
         # K_v' = -(K_(v-1) + K_(v+1)) / 2
-        d = neg(_half(add(kv(sub(vf, 1), xf), kv(add(vf, 1), xf))))
-        return [_order_not_implemented(self, v), _chain(g, d, x)]
+        return neg(_half(add(kv(sub(v, 1), x), kv(add(v, 1), x))))
 
 
-class Kve(_SciPyImpl, ScalarOp):
+class Kve(_Bessel, ScalarOp):
     """``kve(v, x) = kv(v, x) * exp(x)``, which does not underflow for large ``x``."""
 
-    nin = 2
     ufunc = sp.kve
 
-    def L_op(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], grads: Sequence[Variable]
-    ) -> list:
-        v, x = inputs
-        (g,) = grads
-        (out,) = outputs
-        vf, xf = _in_precision(self, inputs)
+    def derivative(self, v: Variable, x: Variable, out: Variable) -> Variable:
         # (K_v e^x)' = K_v' e^x + K_v e^x = kve(v, x) - (kve(v-1, x) + kve(v+1, x)) / 2
-        d = sub(out, _half(add(kve(sub(vf, 1), xf), kve(add(vf, 1), xf))))
-        return [_order_not_implemented(self, v), _chain(g, d, x)]
+        return sub(out, _half(add(kve(sub(v, 1), x), kve(add(v, 1), x))))
 
 
 # --- Owen's T and the incomplete gamma functions ----------------------------------------------

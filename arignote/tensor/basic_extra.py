@@ -27,9 +27,11 @@ from arignote.graph.basic import Variable
 from arignote.scalar.type import upcast
 from arignote.tensor.basic import as_tensor_variable, expand_dims, flatten
 from arignote.tensor.elemwise import normalize_axis
+from arignote.tensor.extra_ops_more import check_values
+from arignote.tensor.shape_utils import _length
 
-# Imported at the end of arignote.tensor.basic: the other tensor modules are used through
-# ``pt`` when a graph is built, never at import time.
+# Loaded on first use by arignote.tensor.basic: the other tensor modules (but shape_utils,
+# which needs only basic's own helpers) are used through ``pt`` when a graph is built.
 __all__ = [
     "take_along_axis",
     "choose",
@@ -49,39 +51,14 @@ def _check_int(v: Variable, what: str) -> Variable:
     return pt.cast(v, "int64") if v.type.dtype == "bool" else v
 
 
-def _length(v: Variable, d: int) -> Any:
-    s = v.type.shape[d]
-    return s if s is not None else pt.shape_i(v, d)
-
-
 def _broadcast_together(tensors: Sequence[Variable], what: str) -> list[Variable]:
-    """The tensors broadcast to their common shape (copies, through ``alloc``). As
-    everywhere in arignote, only a static length 1 broadcasts: other lengths must match,
-    which is checked now where static and when the graph runs otherwise."""
-    ndim = max(t.type.ndim for t in tensors)
-    padded = [expand_dims(t, tuple(range(ndim - t.type.ndim))) if t.type.ndim < ndim else t for t in tensors]
-    shape: list[Any] = []
-    source: list[Variable | None] = []  # the tensor an unknown length is read from
-    for d in range(ndim):
-        static = {t.type.shape[d] for t in padded} - {1, None}
-        if len(static) > 1:
-            shapes = ", ".join(str(t.type.shape) for t in tensors)
-            raise ValueError(f"{what}: shapes {shapes} cannot be broadcast together")
-        unknown = [t for t in padded if t.type.shape[d] is None]
-        if static:  # an unknown length must equal it (alloc checks)
-            shape.append(static.pop())
-            source.append(None)
-        elif unknown:
-            shape.append(pt.shape_i(unknown[0], d))
-            source.append(unknown[0])
-        else:
-            shape.append(1)
-            source.append(None)
-
-    def has_shape(t: Variable) -> bool:  # no copy needed: every length is its own
-        return all(src is t or t.type.shape[d] == s for d, (s, src) in enumerate(zip(shape, source)))
-
-    return [t if has_shape(t) else pt.alloc(t, *shape) for t in padded]
+    """The tensors broadcast to their common shape (:func:`pt.broadcast_arrays`), or a
+    ValueError naming ``what`` and the shapes."""
+    try:
+        return list(pt.broadcast_arrays(*tensors))
+    except ValueError:
+        shapes = ", ".join(str(t.type.shape) for t in tensors)
+        raise ValueError(f"{what}: shapes {shapes} cannot be broadcast together") from None
 
 
 def take_along_axis(arr: Any, indices: Any, axis: int | None = 0) -> Variable:
@@ -145,8 +122,6 @@ def choose(a: Any, choices: Any, mode: str = "raise") -> Variable:
     elif mode == "clip":
         a = pt.clip(a, 0, n - 1)
     else:
-        from arignote.tensor.extra_ops_more import check_values
-
         a = check_values(
             a, pt.and_(pt.ge(a, 0), pt.lt(a, n)), "choose: an index is outside [0, len(choices))"
         )

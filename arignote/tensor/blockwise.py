@@ -45,23 +45,23 @@ from arignote.tensor.type import TensorType
 __all__ = ["Blockwise", "blockwise_apply", "parse_gufunc_signature"]
 
 _ARG = re.compile(r"\(([^()]*)\)")
+_GROUP = r"\((?:\w+(?:,\w+)*)?\)"
+_SIGNATURE = re.compile(rf"(?:{_GROUP}(?:,{_GROUP})*)?->{_GROUP}(?:,{_GROUP})*")
 Signature = tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]
 
 
 @lru_cache(maxsize=256)
 def parse_gufunc_signature(signature: str) -> Signature:
     """``"(m,n),(n)->(m)"`` -> ``((("m", "n"), ("n",)), (("m",),))``: the core dimension
-    names of each input and each output."""
+    names of each input and each output (NumPy's gufunc syntax: comma-separated groups of
+    comma-separated names, one ``->``)."""
     text = signature.replace(" ", "")
-    if text.count("->") != 1:
-        raise ValueError(f"not a gufunc signature (one '->' expected): {signature!r}")
+    if not _SIGNATURE.fullmatch(text):
+        raise ValueError(f"not a gufunc signature (like '(m,n),(n)->(m)'): {signature!r}")
     ins, outs = text.split("->")
 
     def args(part: str) -> tuple[tuple[str, ...], ...]:
-        found = _ARG.findall(part)
-        if _ARG.sub("", part).replace(",", "") or (part and not found):
-            raise ValueError(f"not a gufunc signature: {signature!r}")
-        return tuple(tuple(d for d in f.split(",") if d) for f in found)
+        return tuple(tuple(d for d in f.split(",") if d) for f in _ARG.findall(part))
 
     return args(ins), args(outs)
 

@@ -24,7 +24,7 @@ array([[1, 0],
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -68,26 +68,68 @@ def _check_int(value: Any, what: str) -> int:
     return int(value)
 
 
+def _two_axes(
+    axis1: int, axis2: int, ndim: int, describe: Callable[[], tuple[str, str]], distinct: bool = True
+) -> tuple[int, int]:
+    """``axis1, axis2`` (ints) made non-negative for an ``ndim``-d tensor; ``distinct``: they
+    must name different axes. ``describe()`` gives ``(who, which tensor)`` for the error
+    message (called only on an error: formatting them costs more than the check)."""
+    for which, ax in (("axis1", axis1), ("axis2", axis2)):
+        if not -ndim <= ax < ndim:
+            what, subject = describe()
+            raise ValueError(f"{what}: {which}={ax} is out of range for {subject}")
+    a1, a2 = axis1 % ndim, axis2 % ndim
+    if distinct and a1 == a2:
+        what, subject = describe()
+        raise ValueError(f"{what}: axis1 and axis2 are the same axis ({a1}) of {subject}")
+    return a1, a2
+
+
 def _axes(op: Any, ndim: int, name: str) -> tuple[int, int]:
     """``op.axis1, op.axis2`` made non-negative for a tensor of ``ndim`` dimensions."""
-    out = []
-    for which in ("axis1", "axis2"):
-        a = getattr(op, which)
-        if not -ndim <= a < ndim:
-            raise ValueError(f"{op}: {which}={a} is out of range for the {ndim}-d {name}")
-        out.append(a % ndim)
-    if out[0] == out[1]:
-        raise ValueError(f"{op}: axis1 and axis2 are the same axis ({out[0]}) of the {ndim}-d {name}")
-    return out[0], out[1]
+    return _two_axes(op.axis1, op.axis2, ndim, lambda: (str(op), f"the {ndim}-d {name}"))
+
+
+def _diag_start(k: Any) -> tuple[Any, Any]:
+    """Where diagonal ``k`` starts: ``(row, column)``, ints or (for a symbolic ``k``) Variables."""
+    if isinstance(k, int):
+        return max(-k, 0), max(k, 0)
+    return maximum(-k, 0), maximum(k, 0)
 
 
 def _diag_len(n1: int | None, n2: int | None, k: int) -> int | None:
     """The length of diagonal ``k`` of an ``n1 x n2`` block, when the lengths tell it."""
+    row0, col0 = _diag_start(k)
     if n1 is not None and n2 is not None:
-        return max(0, min(n1 + min(k, 0), n2 - max(k, 0)))
-    if (n1 is not None and n1 + min(k, 0) <= 0) or (n2 is not None and n2 - max(k, 0) <= 0):
+        return max(0, min(n1 - row0, n2 - col0))
+    if (n1 is not None and n1 - row0 <= 0) or (n2 is not None and n2 - col0 <= 0):
         return 0
     return None
+
+
+def _symbolic_diag_len(n1: Any, n2: Any, k: Any) -> Variable:
+    """The length of diagonal ``k`` of an ``n1 x n2`` block, as an int64 Variable."""
+    row0, col0 = _diag_start(k)
+    n1, n2 = (cast(as_tensor_variable(n), "int64") for n in (n1, n2))
+    return maximum(0, minimum(n1 - row0, n2 - col0))
+
+
+def _alloc_shape(ndim: int, a1: int, a2: int, size: Any, rest: Sequence[Any]) -> list[Any]:
+    """The shape of an ``AllocDiag`` output: ``size`` on the diagonal axes ``a1, a2`` and
+    the input's leading lengths ``rest``, in order, on the other axes."""
+    shape = [size] * ndim
+    for d, s in zip([d for d in range(ndim) if d not in (a1, a2)], rest):
+        shape[d] = s
+    return shape
+
+
+def _linear_pushforward(op: Op, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list:
+    """The tangent of a linear one-input Op: the Op applied to the input's tangent (none
+    for an integer input, which has no tangent)."""
+    (t,) = eval_points
+    if _disconnected(t) or not _is_float(inputs[0]):
+        return [_no_grad()]
+    return [op(t)]
 
 
 def _is_float(v: Variable) -> bool:
@@ -142,10 +184,7 @@ class ExtractDiag(Op):
         rest = [s for d, s in enumerate(xshape) if d not in (a1, a2)]
         length = node.outputs[0].type.shape[-1]
         if length is None:
-            k = self.offset
-            n1 = cast(as_tensor_variable(xshape[a1]), "int64")
-            n2 = cast(as_tensor_variable(xshape[a2]), "int64")
-            length = maximum(0, minimum(n1 + min(k, 0), n2 - max(k, 0)))
+            length = _symbolic_diag_len(xshape[a1], xshape[a2], self.offset)
         return [(*rest, length)]
 
     def pullback(
@@ -168,10 +207,7 @@ class ExtractDiag(Op):
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        (t,) = eval_points
-        if _disconnected(t) or not _is_float(inputs[0]):
-            return [_no_grad()]
-        return [self(t)]
+        return _linear_pushforward(self, inputs, eval_points)
 
     def __str__(self) -> str:
         return (
@@ -233,26 +269,21 @@ class AllocDiag(Op):
         a1, a2 = _axes(self, ndim, "output")
         n = x.type.shape[-1]
         size = None if n is None else n + abs(self.offset)
-        shape: list[int | None] = [size] * ndim
-        others = [d for d in range(ndim) if d not in (a1, a2)]
-        for d, s in zip(others, x.type.shape[:-1]):
-            shape[d] = s
-        return Apply(self, [x], [TensorType(x.type.dtype, tuple(shape))()])
+        shape = _alloc_shape(ndim, a1, a2, size, x.type.shape[:-1])
+        return Apply(self, [x], [TensorType(x.type.dtype, shape)()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         (x,) = inputs
         ndim = x.ndim + 1
-        a1, a2 = _axes(self, ndim, "output")
-        k = self.offset
-        size = x.shape[-1] + abs(k)
-        shape = [size] * ndim
-        for d, s in zip([d for d in range(ndim) if d not in (a1, a2)], x.shape[:-1]):
-            shape[d] = s
-        out = np.zeros(shape, dtype=x.dtype)
+        a1, a2 = self.axis1 % ndim, self.axis2 % ndim  # checked by make_node
+        out = np.zeros(
+            _alloc_shape(ndim, a1, a2, x.shape[-1] + abs(self.offset), x.shape[:-1]), dtype=x.dtype
+        )
         # the diagonal axes moved last (a writable view of out), then written at once
         block = np.moveaxis(out, (a1, a2), (-2, -1))
         t = np.arange(x.shape[-1])
-        block[..., t + max(-k, 0), t + max(k, 0)] = x
+        row0, col0 = _diag_start(self.offset)
+        block[..., t + row0, t + col0] = x
         output_storage[0][0] = out
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
@@ -262,10 +293,7 @@ class AllocDiag(Op):
         size: Any = node.outputs[0].type.shape[a1]
         if size is None:
             size = cast(as_tensor_variable(xshape[-1]), "int64") + abs(self.offset)
-        shape: list[Any] = [size] * ndim
-        for d, s in zip([d for d in range(ndim) if d not in (a1, a2)], xshape[:-1]):
-            shape[d] = s
-        return [tuple(shape)]
+        return [tuple(_alloc_shape(ndim, a1, a2, size, xshape[:-1]))]
 
     def do_constant_folding(self, fgraph: Any, node: Apply) -> bool:
         """Fold only small outputs: the output has about ``n`` times more elements than
@@ -288,10 +316,7 @@ class AllocDiag(Op):
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        (t,) = eval_points
-        if _disconnected(t) or not _is_float(inputs[0]):
-            return [_no_grad()]
-        return [self(t)]
+        return _linear_pushforward(self, inputs, eval_points)
 
     def __str__(self) -> str:
         return f"AllocDiag{{offset={self.offset}, axis1={self.axis1}, axis2={self.axis2}}}"
@@ -332,15 +357,8 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variabl
     ndim = a.type.ndim
     if ndim < 2:
         raise ValueError(f"diagonal: {a} of Type {a.type} has {ndim} dimension(s); it needs at least 2")
-    axes = []
-    for which, ax in (("axis1", axis1), ("axis2", axis2)):
-        ax = _check_int(ax, f"diagonal: {which}")
-        if not -ndim <= ax < ndim:
-            raise ValueError(f"diagonal: {which}={ax} is out of range for {a} of Type {a.type}")
-        axes.append(ax % ndim)
-    a1, a2 = axes
-    if a1 == a2:
-        raise ValueError(f"diagonal: axis1 and axis2 are the same axis ({a1}) of {a}")
+    axis1, axis2 = _check_int(axis1, "diagonal: axis1"), _check_int(axis2, "diagonal: axis2")
+    a1, a2 = _two_axes(axis1, axis2, ndim, lambda: ("diagonal", f"{a} of Type {a.type}"))
     if a1 > a2:  # the same diagonal, read from the other axis: one canonical Op for both
         a1, a2, offset = a2, a1, -offset
     return ExtractDiag(offset, a1, a2)(a)
@@ -356,13 +374,10 @@ def alloc_diag(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Varia
     of a new tensor of zeros (one dimension more than ``x``): :class:`AllocDiag`."""
     x = as_tensor_variable(x)
     ndim = x.type.ndim + 1
-    axes = []
-    for which, ax in (("axis1", axis1), ("axis2", axis2)):
-        ax = _check_int(ax, f"alloc_diag: {which}")
-        if not -ndim <= ax < ndim:
-            raise ValueError(f"alloc_diag: {which}={ax} is out of range for the {ndim}-d output")
-        axes.append(ax % ndim)
-    return AllocDiag(axis1=axes[0], axis2=axes[1], offset=_check_int(offset, "alloc_diag: offset"))(x)
+    # equal axes are left to AllocDiag, whose error names the Op
+    axis1, axis2 = _check_int(axis1, "alloc_diag: axis1"), _check_int(axis2, "alloc_diag: axis2")
+    a1, a2 = _two_axes(axis1, axis2, ndim, lambda: ("alloc_diag", f"the {ndim}-d output"), distinct=False)
+    return AllocDiag(axis1=a1, axis2=a2, offset=_check_int(offset, "alloc_diag: offset"))(x)
 
 
 def diag(v: Any, k: int = 0) -> Variable:
@@ -502,18 +517,9 @@ def fill_diagonal_offset(a: Any, val: Any, offset: Any) -> Variable:
         raise TypeError(f"fill_diagonal_offset: a must be a matrix, got {a} of Type {a.type}")
     val = _fill_value(a, val, "fill_diagonal_offset")
     k = _as_offset(offset, "fill_diagonal_offset")
-    n1, n2 = a.type.shape
-    if isinstance(k, int):
-        length: Any = _diag_len(n1, n2, k)
-        if length is None:
-            length = maximum(0, minimum(_length(a, 0) + min(k, 0), _length(a, 1) - max(k, 0)))
-        row0, col0 = max(-k, 0), max(k, 0)
-    else:
-        rows, cols = (
-            cast(as_tensor_variable(_length(a, 0)), "int64"),
-            cast(as_tensor_variable(_length(a, 1)), "int64"),
-        )
-        length = maximum(0, minimum(rows + minimum(k, 0), cols - maximum(k, 0)))
-        row0, col0 = maximum(-k, 0), maximum(k, 0)
+    length: Any = _diag_len(*a.type.shape, k) if isinstance(k, int) else None
+    if length is None:
+        length = _symbolic_diag_len(_length(a, 0), _length(a, 1), k)
+    row0, col0 = _diag_start(k)
     t = arange(length, dtype="int64")
     return set_subtensor(a[t + row0, t + col0], val)

@@ -29,10 +29,11 @@ import numpy as np
 from arignote.graph.basic import Variable
 from arignote.tensor.alloc import arange
 from arignote.tensor.basic import as_tensor_variable
-from arignote.tensor.elemwise import DimShuffle
+from arignote.tensor.elemwise import DimShuffle, _static_length
 from arignote.tensor.math import cast, matmul, mul, neq, tensordot
 from arignote.tensor.math import sum as tsum
 from arignote.tensor.shape import reshape, shape_i, specify_shape
+from arignote.tensor.shape_utils import _product
 
 __all__ = ["einsum"]
 
@@ -138,17 +139,14 @@ def _label_lengths(operands: list[_Operand], subscripts: str) -> dict:
             seen.setdefault(lab, []).append((k, d, op.x.type.shape[d]))
     lengths = {}
     for lab, uses in seen.items():
-        known = {s for _k, _d, s in uses if s not in (None, 1)}
-        if len(known) > 1:
+        try:
+            lengths[lab] = _static_length([s for _k, _d, s in uses], 0, ())
+        except ValueError:
             detail = ", ".join(f"operand {k} dimension {d} has length {s}" for k, d, s in uses)
             name = "'...'" if isinstance(lab, int) else repr(lab)
-            raise ValueError(f"einsum: subscript {name} of {subscripts!r} has different lengths: {detail}")
-        if known:
-            lengths[lab] = known.pop()
-        elif any(s is None for _k, _d, s in uses):
-            lengths[lab] = None
-        else:
-            lengths[lab] = 1
+            raise ValueError(
+                f"einsum: subscript {name} of {subscripts!r} has different lengths: {detail}"
+            ) from None
     return lengths
 
 
@@ -207,17 +205,6 @@ def _length(lab: Label, op: _Operand, lengths: dict) -> Any:
     return n if n is not None else shape_i(op.x, op.labels.index(lab))
 
 
-def _prod(dims: Sequence[Any]) -> Any:
-    static = math.prod(d for d in dims if isinstance(d, int))
-    out: Any = None
-    for d in dims:
-        if not isinstance(d, int):
-            out = d if out is None else out * d
-    if out is None:
-        return static
-    return out if static == 1 else out * static
-
-
 def _arrange(op: _Operand, order: list) -> Variable:
     """The operand's tensor with its dimensions in ``order`` (a label missing from it: a
     broadcastable dimension)."""
@@ -254,10 +241,10 @@ def _contract(a: _Operand, b: _Operand, keep: set, lengths: dict, out_dtype: str
     k_dims = [_length(lab, a, lengths) for lab in summed]
     a3 = _arrange(a, [*batch, *a_only, *summed])
     if len(a_only) != 1 or len(summed) != 1:
-        a3 = reshape(a3, [*batch_dims, _prod(a_dims), _prod(k_dims)])
+        a3 = reshape(a3, [*batch_dims, _product(a_dims), _product(k_dims)])
     b3 = _arrange(b, [*batch, *summed, *b_only])
     if len(b_only) != 1 or len(summed) != 1:
-        b3 = reshape(b3, [*batch_dims, _prod(k_dims), _prod(b_dims)])
+        b3 = reshape(b3, [*batch_dims, _product(k_dims), _product(b_dims)])
     out = matmul(a3, b3)
     if len(a_only) != 1 or len(b_only) != 1:
         out = reshape(out, [*batch_dims, *a_dims, *b_dims])
@@ -358,12 +345,11 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None) -> Variable:
     sum_dtype = "int64" if out_dtype == "bool" else out_dtype
     ops = [_drop(op, lengths, _needed(ops, out, [k]), sum_dtype) for k, op in enumerate(ops)]
     path = _path(optimize, len(ops))
-    steps = iter(path) if isinstance(path, list) else None
-    while len(ops) > 1 or steps is not None:
-        if steps is not None:
-            step = next(steps, None)
-            if step is None:
-                break
+    planned = iter(path) if isinstance(path, list) else None
+    # (a checked path takes the operands down to one; a step on a lone operand changes nothing)
+    while len(ops) > 1:
+        if planned is not None:
+            step = next(planned)
         elif path == "greedy":
             step = _greedy_pair(ops, out, lengths)
         else:

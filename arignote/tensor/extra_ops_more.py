@@ -14,7 +14,6 @@ array([1, 0, 2])
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,17 +26,11 @@ from arignote.graph.op import Op
 from arignote.tensor.basic import as_tensor_variable
 from arignote.tensor.batching import register_batch_rule
 from arignote.tensor.elemwise import normalize_axis
+from arignote.tensor.shape import _disconnected, _grad_like, _no_grad, _zero_grad, shape, shape_i
 from arignote.tensor.type import TensorType
 
-# The helpers of arignote.tensor.shape (and every other tensor module) are looked up when
-# a graph is built, not at import: this module is imported at the end of
-# arignote.tensor.basic, while modules that import basic may still be loading.
+# The other tensor modules are used through ``pt`` when a graph is built, not at import.
 __all__ = ["searchsorted", "unique", "bincount", "diff", "compress", "bartlett", "geomspace", "logspace"]
-
-
-def _sh() -> Any:
-    # (``arignote.tensor.shape`` as an attribute is the function ``shape``, not the module)
-    return importlib.import_module("arignote.tensor.shape")
 
 
 def _is_int(v: Variable, bool_ok: bool = False) -> bool:
@@ -94,12 +87,12 @@ class CheckValues(Op):
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
         """The cotangent passes through; the condition is disconnected."""
-        return [output_grads[0], _sh()._no_grad()]
+        return [output_grads[0], _no_grad()]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        return [_sh()._no_grad() if _sh()._disconnected(eval_points[0]) else eval_points[0]]
+        return [_no_grad() if _disconnected(eval_points[0]) else eval_points[0]]
 
     def __str__(self) -> str:
         return "CheckValues"
@@ -176,13 +169,12 @@ class SearchsortedOp(Op):
     ) -> list:
         """Zero for ``x`` and ``v``: the positions are a step function of them. The sorter
         is disconnected."""
-        sh = _sh()
-        return [sh._zero_grad(inputs[0]), sh._zero_grad(inputs[1])] + [sh._no_grad()] * (len(inputs) - 2)
+        return [_zero_grad(inputs[0]), _zero_grad(inputs[1])] + [_no_grad()] * (len(inputs) - 2)
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        return [_sh()._no_grad()]  # integer positions do not move
+        return [_no_grad()]  # integer positions do not move
 
     def __str__(self) -> str:
         return f"SearchsortedOp{{side={self.side}}}"
@@ -277,7 +269,7 @@ class Unique(Op):
 
     def _count(self, node: Apply) -> Any:
         """The number of distinct values: only known once the node has run."""
-        return _sh().shape_i(node.outputs[0], 0 if self.axis is None else self.axis)
+        return shape_i(node.outputs[0], 0 if self.axis is None else self.axis)
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
         (xshape,) = shapes
@@ -305,28 +297,26 @@ class Unique(Op):
         """Each distinct value's cotangent goes to its first occurrence in ``x`` (a
         subgradient where values tie); the integer outputs carry none."""
         (x,) = inputs
-        sh = _sh()
         g = output_grads[0]
-        if _is_int(x, bool_ok=True) or sh._disconnected(g):
-            return [sh._zero_grad(x)]
+        if _is_int(x, bool_ok=True) or _disconnected(g):
+            return [_zero_grad(x)]
         index = self._first_index(x)
         if self.axis is None:
             gx = pt.inc_subtensor(pt.zeros_like(pt.flatten(x))[index], g)
-            return [sh._grad_like(pt.reshape(gx, sh.shape(x)), x)]
+            return [_grad_like(pt.reshape(gx, shape(x)), x)]
         moved = pt.moveaxis(pt.zeros_like(x), self.axis, 0)
         gx = pt.inc_subtensor(moved[index], pt.moveaxis(g, self.axis, 0))
-        return [sh._grad_like(pt.moveaxis(gx, 0, self.axis), x)]
+        return [_grad_like(pt.moveaxis(gx, 0, self.axis), x)]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
         """The values move with the first occurrences: ``v`` gathered at their indices."""
-        sh = _sh()
         (x,) = inputs
         (v,) = eval_points
-        rest = [sh._no_grad()] * (len(outputs) - 1)
-        if sh._disconnected(v) or _is_int(x, bool_ok=True):
-            return [sh._no_grad(), *rest]
+        rest = [_no_grad()] * (len(outputs) - 1)
+        if _disconnected(v) or _is_int(x, bool_ok=True):
+            return [_no_grad(), *rest]
         index = self._first_index(x)
         if self.axis is None:
             return [pt.flatten(v)[index], *rest]
@@ -421,24 +411,22 @@ class Bincount(Op):
     ) -> list:
         """``weights[i]`` lands in bin ``x[i]``: its gradient is ``g[x[i]]``. ``x`` and
         ``minlength`` only place the values (disconnected)."""
-        sh = _sh()
-        grads = [sh._no_grad(), sh._no_grad()]
+        grads = [_no_grad(), _no_grad()]
         if len(inputs) == 3:
             x, _, w = inputs
             g = output_grads[0]
-            if _is_int(w, bool_ok=True) or sh._disconnected(g):
-                grads.append(sh._zero_grad(w))
+            if _is_int(w, bool_ok=True) or _disconnected(g):
+                grads.append(_zero_grad(w))
             else:
-                grads.append(sh._grad_like(pt.take(g, x), w))
+                grads.append(_grad_like(pt.take(g, x), w))
         return grads
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
         """Linear in the weights: the bincount of their tangent."""
-        sh = _sh()
-        if len(inputs) < 3 or sh._disconnected(eval_points[2]) or _is_int(inputs[2], bool_ok=True):
-            return [sh._no_grad()]
+        if len(inputs) < 3 or _disconnected(eval_points[2]) or _is_int(inputs[2], bool_ok=True):
+            return [_no_grad()]
         return [self(inputs[0], inputs[1], eval_points[2])]
 
 

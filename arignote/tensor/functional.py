@@ -30,7 +30,8 @@ from arignote.tensor.basic import as_tensor_variable
 from arignote.tensor.batching import vectorize_graph as _vectorize_one
 from arignote.tensor.blockwise import parse_gufunc_signature
 from arignote.tensor.blockwise_grad import _dims, _flat
-from arignote.tensor.shape import reshape, shape_i
+from arignote.tensor.shape import reshape
+from arignote.tensor.shape_utils import _broadcast_lengths, _length
 from arignote.tensor.type import TensorType
 
 __all__ = ["vectorize", "vectorize_graph"]
@@ -74,25 +75,13 @@ def _rebuild(outputs: list, replace: dict) -> list:
 def _batch_shape(values: list[Variable], extras: list[int]) -> list:
     """The broadcast of the values' batch shapes (right-aligned): a length per dimension, a
     Python int where one is static."""
-    n = max(extras)
-    shape: list = []
-    for d in range(n):
-        known, unknown = set(), None
-        for v, e in zip(values, extras):
-            if d < n - e:
-                continue
-            s = v.type.shape[d - (n - e)]
-            if s is None:
-                unknown = unknown if unknown is not None else shape_i(v, d - (n - e))
-            elif s != 1:
-                known.add(s)
-        if len(known) > 1:
-            lengths = ", ".join(f"{v} ({v.type})" for v in values)
-            raise ValueError(
-                f"vectorize_graph: the batch dimensions of the replacements do not broadcast: {lengths}"
-            )
-        shape.append(known.pop() if known else unknown if unknown is not None else 1)
-    return shape
+    try:
+        return _broadcast_lengths([[_length(v, d) for d in range(e)] for v, e in zip(values, extras)], "")
+    except ValueError:
+        lengths = ", ".join(f"{v} ({v.type})" for v in values)
+        raise ValueError(
+            f"vectorize_graph: the batch dimensions of the replacements do not broadcast: {lengths}"
+        ) from None
 
 
 def vectorize_graph(

@@ -27,10 +27,10 @@ from arignote.graph.op import Op
 from arignote.tensor.alloc import tri
 from arignote.tensor.basic import as_tensor_variable, constant
 from arignote.tensor.batching import register_batch_rule
-from arignote.tensor.elemwise import DimShuffle
+from arignote.tensor.elemwise import DimShuffle, _static_length
 from arignote.tensor.extra_ops import nonzero
 from arignote.tensor.math import cast, eq, invert, switch
-from arignote.tensor.shape import _no_grad, shape_i
+from arignote.tensor.shape import _no_grad, shape_tuple
 from arignote.tensor.type import TensorType
 
 __all__ = [
@@ -83,17 +83,13 @@ def _as_dims(dims: Any, what: str) -> Variable:
 def _static_broadcast(shapes: Sequence[tuple], what: str) -> tuple:
     """NumPy's broadcast of static shapes (None: unknown length, which may be 1)."""
     ndim = max((len(s) for s in shapes), default=0)
-    out = []
-    for d in range(ndim, 0, -1):
-        lengths = [s[len(s) - d] for s in shapes if len(s) >= d]
-        known = {n for n in lengths if n is not None and n != 1}
-        if len(known) > 1:
-            raise ValueError(f"{what}: the index arrays of shapes {list(shapes)} do not broadcast")
-        if known:
-            out.append(known.pop())
-        else:
-            out.append(1 if all(n == 1 for n in lengths) else None)
-    return tuple(out)
+    try:
+        return tuple(
+            _static_length([s[len(s) - d] for s in shapes if len(s) >= d], ndim - d, ())
+            for d in range(ndim, 0, -1)
+        )
+    except ValueError:
+        raise ValueError(f"{what}: the index arrays of shapes {list(shapes)} do not broadcast") from None
 
 
 def _symbolic_broadcast(shapes: Sequence[tuple]) -> tuple:
@@ -323,7 +319,7 @@ def _matrix_lengths(a: Any, what: str) -> tuple[Any, Any]:
     a = as_tensor_variable(a)
     if a.type.ndim != 2:
         raise ValueError(f"{what}: the input must be 2-d, got {a} of Type {a.type}")
-    return tuple(s if s is not None else shape_i(a, d) for d, s in enumerate(a.type.shape))  # type: ignore[return-value]
+    return shape_tuple(a)  # type: ignore[return-value]
 
 
 def tril_indices_from(a: Any, k: Any = 0) -> tuple[Variable, Variable]:

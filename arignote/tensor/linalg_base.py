@@ -18,14 +18,15 @@ from typing import Any
 
 import numpy as np
 
+from arignote.gradient import grad_not_implemented
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
-from arignote.tensor.alloc import eye
+from arignote.tensor.alloc import eye, tri
 from arignote.tensor.basic import as_tensor_variable, constant, transpose
 from arignote.tensor.batching import register_batch_rule
 from arignote.tensor.blockwise import Blockwise, blockwise_apply
+from arignote.tensor.diag import alloc_diag, diagonal
 from arignote.tensor.shape import _disconnected, _no_grad, shape_i
-from arignote.tensor.type import TensorType
 
 __all__ = ["apply_core", "lapack_dtype", "real_dtype"]
 
@@ -58,6 +59,14 @@ def real_dtype(*dtypes: str) -> str:
 
 def is_complex(v: Variable) -> bool:
     return np.dtype(v.type.dtype).kind == "c"
+
+
+def complex_grads(op: Op, inputs: Sequence[Variable]) -> list | None:
+    """``grad_not_implemented`` terms for every input when one of them is complex (the
+    derivative rules of the linear algebra Ops are written for real matrices), else None."""
+    if any(is_complex(i) for i in inputs):
+        return [grad_not_implemented(op, k, x, "(complex input)") for k, x in enumerate(inputs)]
+    return None
 
 
 # --- input checks ----------------------------------------------------------------------------
@@ -118,10 +127,9 @@ def square_length(x: Variable) -> int | None:
 # --- batching --------------------------------------------------------------------------------
 
 
-def apply_core(op: Op, *inputs: Variable) -> Any:
-    """``op`` applied to ``inputs``: directly when they have only the core dimensions, else
-    through ``Blockwise`` (batch dimensions broadcast as in NumPy)."""
-    return blockwise_apply(op, *inputs)
+#: ``op`` applied to ``inputs``: directly when they have only the core dimensions, else
+#: through ``Blockwise`` (batch dimensions broadcast as in NumPy)
+apply_core = blockwise_apply
 
 
 def register_core_batch_rule(*op_classes: type) -> None:
@@ -159,42 +167,26 @@ def length(x: Variable, d: int) -> Any:
 
 def eye_like(x: Variable, dtype: str | None = None) -> Variable:
     """The identity matrix of the size of the square matrix ``x``."""
-    n = x.type.shape[0] if x.type.shape[0] is not None else x.type.shape[1]
+    n = square_length(x)
     return eye(n if n is not None else shape_i(x, 0), dtype=dtype or x.type.dtype)
 
 
 def diag_embed(v: Variable) -> Variable:
     """The square matrix with the vector ``v`` on its diagonal (a stack of them for a
     stack of vectors)."""
-    from arignote.tensor.diag import alloc_diag
-
     return alloc_diag(v, 0, -2, -1)
 
 
 def diag_part(x: Variable) -> Variable:
     """The diagonal of the square matrix ``x``, as a vector (of the last two axes of a
     stack of matrices)."""
-    from arignote.tensor.diag import diagonal
-
     return diagonal(x, 0, -2, -1)
 
 
 def band_mask(x: Variable, below: int, above: int) -> Variable:
     """A 0/1 matrix (``x``'s dtype and size) with ones from diagonal ``-below`` to ``above``."""
-    from arignote.tensor.alloc import tri
-
-    n = x.type.shape[0] if x.type.shape[0] is not None else shape_i(x, 0)
+    n = length(x, 0)
     return tri(n, n, above, dtype=x.type.dtype) - tri(n, n, -below - 1, dtype=x.type.dtype)
-
-
-def tangent_or_zero(t: Any, like: Variable) -> Variable:
-    from arignote.tensor.shape import _zero_grad
-
-    return _zero_grad(like) if _disconnected(t) else t
-
-
-def no_grads(n: int) -> list:
-    return [_no_grad() for _ in range(n)]
 
 
 # --- a run-time check for derivative rules ---------------------------------------------------
@@ -268,7 +260,3 @@ class RuntimeCheck(Op):
 @register_batch_rule(RuntimeCheck)
 def _batch_runtime_check(op: Op, node: Apply, args: list, flags: list) -> list:
     return [(op(*args), flags[0])]  # the check looks at the last two dimensions only
-
-
-def out_type(dtype: str, shape: Sequence[int | None]) -> TensorType:
-    return TensorType(dtype, tuple(shape))

@@ -30,14 +30,13 @@ from arignote.tensor.linalg_base import (
     as_core,
     check_square,
     check_square_value,
+    complex_grads,
     const,
     diag_embed,
     diag_part,
-    is_complex,
     lapack_dtype,
     length,
     mT,
-    out_type,
     real_dtype,
     register_core_batch_rule,
     square_length,
@@ -46,6 +45,7 @@ from arignote.tensor.linalg_base import (
 from arignote.tensor.math import cast, eq, minimum, switch
 from arignote.tensor.products import dot
 from arignote.tensor.shape import _disconnected, _grad_like, _no_grad
+from arignote.tensor.type import TensorType
 
 __all__ = ["QR", "SVD", "Eig", "Eigh"]
 
@@ -142,8 +142,8 @@ class Eigh(Op):
         a = as_core(a, 2, "Eigh", "a")
         check_square(a, "Eigh", "a")
         n = square_length(a)
-        w = out_type(real_dtype(a.type.dtype), (n,))()
-        v = out_type(lapack_dtype(a.type.dtype), (n, n))()
+        w = TensorType(real_dtype(a.type.dtype), (n,))()
+        v = TensorType(lapack_dtype(a.type.dtype), (n, n))()
         return Apply(self, [a], [w, v])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
@@ -152,7 +152,7 @@ class Eigh(Op):
         w_dtype, v_dtype = (o.type.numpy_dtype for o in node.outputs)
         if a.size:
             w, v = scipy.linalg.eigh(
-                a.astype(v_dtype), lower=self.lower, driver=self.driver, check_finite=False
+                a.astype(v_dtype, copy=False), lower=self.lower, driver=self.driver, check_finite=False
             )
         else:
             w, v = np.zeros(0), np.zeros((0, 0))
@@ -167,9 +167,9 @@ class Eigh(Op):
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
         """``A_bar = sym(V (diag(w_bar) + F o (V^T V_bar)) V^T)``, ``F[i, j] = 1/(w_j - w_i)``."""
+        if (bad := complex_grads(self, inputs)) is not None:
+            return bad
         (a,) = inputs
-        if is_complex(a):
-            return [grad_not_implemented(self, 0, a, "(complex input)")]
         w, v = outputs
         wbar, vbar = (_given(g) for g in output_grads)
         inner = _add(
@@ -208,13 +208,13 @@ class Eig(Op):
         check_square(a, "Eig", "a")
         n = square_length(a)
         dtype = np.result_type(lapack_dtype(a.type.dtype), np.complex64).name
-        return Apply(self, [a], [out_type(dtype, (n,))(), out_type(dtype, (n, n))()])
+        return Apply(self, [a], [TensorType(dtype, (n,))(), TensorType(dtype, (n, n))()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         (a,) = inputs
         check_square_value(a, "Eig", "a")
         dtype = node.outputs[0].type.numpy_dtype
-        w, v = np.linalg.eig(a.astype(lapack_dtype(a.dtype)))
+        w, v = np.linalg.eig(a.astype(lapack_dtype(a.dtype), copy=False))
         output_storage[0][0] = np.asarray(w, dtype=dtype)
         output_storage[1][0] = np.asarray(v, dtype=dtype)
 
@@ -257,35 +257,35 @@ class SVD(Op):
         else:
             self.gufunc_signature = "(m,n)->(m,k),(k),(k,n)"
 
+    def _shapes(self, m: Any, n: Any, k: Any) -> list[tuple]:
+        """The output shapes (static or symbolic) for an ``m x n`` input, ``k = min(m, n)``."""
+        if not self.compute_uv:
+            return [(k,)]
+        return [(m, m), (k,), (n, n)] if self.full_matrices else [(m, k), (k,), (k, n)]
+
     def make_node(self, a: Any) -> Apply:
         a = as_core(a, 2, "SVD", "a")
         m, n = a.type.shape
-        k = _static_min(m, n)
-        s = out_type(real_dtype(a.type.dtype), (k,))()
-        if not self.compute_uv:
-            return Apply(self, [a], [s])
-        dtype = lapack_dtype(a.type.dtype)
-        u_cols, vh_rows = (m, n) if self.full_matrices else (k, k)
-        return Apply(self, [a], [out_type(dtype, (m, u_cols))(), s, out_type(dtype, (vh_rows, n))()])
+        real, dtype = real_dtype(a.type.dtype), lapack_dtype(a.type.dtype)
+        dtypes = [dtype, real, dtype] if self.compute_uv else [real]
+        shapes = self._shapes(m, n, _static_min(m, n))
+        return Apply(self, [a], [TensorType(d, s)() for d, s in zip(dtypes, shapes)])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         (a,) = inputs
         if a.ndim != 2:
             raise ValueError(f"SVD: the input must be a matrix, got an array of shape {a.shape}")
         work = lapack_dtype(a.dtype)
-        result = np.linalg.svd(a.astype(work), full_matrices=self.full_matrices, compute_uv=self.compute_uv)
+        result = np.linalg.svd(
+            a.astype(work, copy=False), full_matrices=self.full_matrices, compute_uv=self.compute_uv
+        )
         results = result if self.compute_uv else (result,)
         for cell, out, value in zip(output_storage, node.outputs, results):
             cell[0] = np.asarray(value, dtype=out.type.numpy_dtype)
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
         m, n = shapes[0]
-        k = _min_len(m, n)
-        if not self.compute_uv:
-            return [(k,)]
-        if self.full_matrices:
-            return [(m, m), (k,), (n, n)]
-        return [(m, k), (k,), (k, n)]
+        return self._shapes(m, n, _min_len(m, n))
 
     def pullback(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
@@ -293,15 +293,15 @@ class SVD(Op):
         """Townsend's rule (2016): with ``F[i, j] = 1/(s_j^2 - s_i^2)``,
         ``A_bar = U [(F o (U^T U_bar - U_bar^T U)) S + diag(s_bar) + S (F o (V^T V_bar - V_bar^T V))] V^T
         + (I - U U^T) U_bar S^-1 V^T + U S^-1 V_bar^T (I - V V^T)``."""
+        if (bad := complex_grads(self, inputs)) is not None:
+            return bad
         (a,) = inputs
-        if is_complex(a):
-            return [grad_not_implemented(self, 0, a, "(complex input)")]
         if not self.compute_uv:
             sbar = _given(output_grads[0])
             if sbar is None:
                 return [_no_grad()]
-            u, _, vh = SVD(full_matrices=False)(a)
-            return [_grad_like(dot(u * sbar.dimshuffle("x", 0), vh), a)]
+            u, s, vh = SVD(full_matrices=False)(a)
+            return [_grad_like(_svd_pullback(u, s, vh, None, sbar, None), a)]
         u, s, vh = outputs
         ubar, sbar, vhbar = (_given(g) for g in output_grads)
         if ubar is None and sbar is None and vhbar is None:
@@ -369,28 +369,31 @@ class QR(Op):
         ]
         self.gufunc_signature = f"(m,n)->{outs}" + (",(n)" if self.pivoting else "")
 
-    def make_node(self, a: Any) -> Apply:
-        a = as_core(a, 2, "QR", "a")
-        m, n = a.type.shape
-        k = _static_min(m, n)
+    def _shapes(self, m: Any, n: Any, k: Any) -> list[tuple]:
+        """The output shapes (static or symbolic) for an ``m x n`` input, ``k = min(m, n)``."""
         shapes = {
             "full": [(m, m), (m, n)],
             "economic": [(m, k), (k, n)],
             "r": [(m, n)],
             "raw": [(m, n), (k,), (k, n)],
         }[self.mode]
-        dtype = lapack_dtype(a.type.dtype)
-        outs = [out_type(dtype, s)() for s in shapes]
-        if self.pivoting:
-            outs.append(out_type("int32", (n,))())
-        return Apply(self, [a], outs)
+        return shapes + ([(n,)] if self.pivoting else [])
+
+    def make_node(self, a: Any) -> Apply:
+        a = as_core(a, 2, "QR", "a")
+        m, n = a.type.shape
+        shapes = self._shapes(m, n, _static_min(m, n))
+        dtypes = [lapack_dtype(a.type.dtype)] * (len(shapes) - self.pivoting) + ["int32"] * self.pivoting
+        return Apply(self, [a], [TensorType(d, s)() for d, s in zip(dtypes, shapes)])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         (a,) = inputs
         if a.ndim != 2:
             raise ValueError(f"QR: the input must be a matrix, got an array of shape {a.shape}")
         work = lapack_dtype(a.dtype)
-        result = scipy.linalg.qr(a.astype(work), mode=self.mode, pivoting=self.pivoting, check_finite=False)
+        result = scipy.linalg.qr(
+            a.astype(work, copy=False), mode=self.mode, pivoting=self.pivoting, check_finite=False
+        )
         if self.mode == "r":
             values = list(result) if isinstance(result, tuple) else [result]
         elif self.mode == "raw":
@@ -403,23 +406,16 @@ class QR(Op):
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
         m, n = shapes[0]
-        k = _min_len(m, n)
-        out = {
-            "full": [(m, m), (m, n)],
-            "economic": [(m, k), (k, n)],
-            "r": [(m, n)],
-            "raw": [(m, n), (k,), (k, n)],
-        }[self.mode]
-        return out + ([(n,)] if self.pivoting else [])
+        return self._shapes(m, n, _min_len(m, n))
 
     def pullback(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
         """For ``m >= n``: ``A_bar = (Q_bar + Q copyltu(M)) R^-T`` with
         ``M = R R_bar^T - Q_bar^T Q`` (``copyltu`` mirrors the lower triangle up)."""
+        if (bad := complex_grads(self, inputs)) is not None:
+            return bad
         (a,) = inputs
-        if is_complex(a):
-            return [grad_not_implemented(self, 0, a, "(complex input)")]
         if self.mode == "raw":
             return [grad_not_implemented(self, 0, a, "(mode='raw')")]
         grads = [_given(g) for g in output_grads]

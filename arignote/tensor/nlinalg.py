@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from arignote.gradient import grad_not_implemented
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
 from arignote.tensor.alloc import eye, zeros_like
 from arignote.tensor.basic import as_tensor_variable, expand_dims, moveaxis, squeeze
+from arignote.tensor.diag import trace as diag_trace
 from arignote.tensor.elemwise import normalize_axis
 from arignote.tensor.linalg_base import (
     apply_core,
@@ -36,13 +36,13 @@ from arignote.tensor.linalg_base import (
     as_stack,
     check_square,
     check_square_value,
+    complex_grads,
     const,
     eye_like,
     is_complex,
     lapack_dtype,
     length,
     mT,
-    out_type,
     real_dtype,
     register_core_batch_rule,
     square_length,
@@ -54,6 +54,7 @@ from arignote.tensor.math import cast, matmul, max, min, neq, sqrt, sum
 from arignote.tensor.products import dot
 from arignote.tensor.shape import _disconnected, _grad_like, _no_grad
 from arignote.tensor.slinalg import cholesky_reduce, solve_triangular
+from arignote.tensor.type import TensorType
 
 __all__ = [
     "Det",
@@ -76,12 +77,6 @@ __all__ = [
 ]
 
 
-def _real_only(op: Op, inputs: Sequence[Variable]) -> list | None:
-    if any(is_complex(i) for i in inputs):
-        return [grad_not_implemented(op, k, x, "(complex input)") for k, x in enumerate(inputs)]
-    return None
-
-
 # --- inverse and pseudo-inverse --------------------------------------------------------------
 
 
@@ -97,7 +92,7 @@ class MatrixInverse(Op):
         x = as_core(x, 2, "MatrixInverse", "the input")
         check_square(x, "MatrixInverse", "the input")
         n = square_length(x)
-        return Apply(self, [x], [out_type(lapack_dtype(x.type.dtype), (n, n))()])
+        return Apply(self, [x], [TensorType(lapack_dtype(x.type.dtype), (n, n))()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         (x,) = inputs
@@ -116,7 +111,7 @@ class MatrixInverse(Op):
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
         """``X_bar = -Y^T Y_bar Y^T`` for ``Y = X^-1``."""
-        if (bad := _real_only(self, inputs)) is not None:
+        if (bad := complex_grads(self, inputs)) is not None:
             return bad
         (y,) = outputs
         yt = mT(y)
@@ -171,7 +166,7 @@ class MatrixPinv(Op):
         if self.hermitian:
             check_square(x, "MatrixPinv(hermitian=True)", "the input")
         m, n = x.type.shape
-        return Apply(self, [x], [out_type(lapack_dtype(x.type.dtype), (n, m))()])
+        return Apply(self, [x], [TensorType(lapack_dtype(x.type.dtype), (n, m))()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         (x,) = inputs
@@ -190,7 +185,7 @@ class MatrixPinv(Op):
     ) -> list:
         """Golub and Pereyra's derivative (constant rank), with ``Y = A^+`` and ``G = Y_bar``:
         ``A_bar = -Y^T G Y^T + (I - A Y) G^T Y Y^T + Y^T Y G^T (I - Y A)``."""
-        if (bad := _real_only(self, inputs)) is not None:
+        if (bad := complex_grads(self, inputs)) is not None:
             return bad
         (a,), (y,), (g,) = inputs, outputs, output_grads
         yt, gt = mT(y), mT(g)
@@ -250,7 +245,7 @@ class Det(Op):
     def make_node(self, x: Any) -> Apply:
         x = as_core(x, 2, "Det", "the input")
         check_square(x, "Det", "the input")
-        return Apply(self, [x], [out_type(lapack_dtype(x.type.dtype), ())()])
+        return Apply(self, [x], [TensorType(lapack_dtype(x.type.dtype), ())()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         (x,) = inputs
@@ -265,7 +260,7 @@ class Det(Op):
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
         """``X_bar = g det(X) X^-T`` (Jacobi's formula; the matrix must be invertible)."""
-        if (bad := _real_only(self, inputs)) is not None:
+        if (bad := complex_grads(self, inputs)) is not None:
             return bad
         (x,), (d,), (g,) = inputs, outputs, output_grads
         return [_grad_like((g * d) * mT(MatrixInverse()(x)), x)]
@@ -308,8 +303,8 @@ class SLogDet(Op):
     def make_node(self, x: Any) -> Apply:
         x = as_core(x, 2, "SLogDet", "the input")
         check_square(x, "SLogDet", "the input")
-        sign = out_type(lapack_dtype(x.type.dtype), ())()
-        return Apply(self, [x], [sign, out_type(real_dtype(x.type.dtype), ())()])
+        sign = TensorType(lapack_dtype(x.type.dtype), ())()
+        return Apply(self, [x], [sign, TensorType(real_dtype(x.type.dtype), ())()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         (x,) = inputs
@@ -325,7 +320,7 @@ class SLogDet(Op):
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
         """``X_bar = g X^-T`` from the log-determinant; the sign contributes nothing."""
-        if (bad := _real_only(self, inputs)) is not None:
+        if (bad := complex_grads(self, inputs)) is not None:
             return bad
         (x,) = inputs
         g = output_grads[1]
@@ -470,11 +465,7 @@ def trace(x: Any) -> Variable:
     >>> trace(x).eval({x: np.arange(6.0).reshape(2, 3)})
     array(4.)
     """
-    from arignote.tensor.diag import diagonal
-
-    x = as_stack(x, 2, "trace", "x")
-    d = diagonal(x, 0, -2, -1)
-    return sum(d, axis=-1, dtype="int64" if d.type.dtype.startswith(("int", "bool")) else None)
+    return diag_trace(as_stack(x, 2, "trace", "x"), 0, -2, -1)
 
 
 def matrix_dot(*args: Any) -> Variable:
@@ -529,18 +520,23 @@ def matrix_power(M: Any, n: int) -> Variable:
 
 
 def _float_input(x: Variable) -> Variable:
-    """Integers as float64 (as NumPy's norm does), complex as their modulus."""
+    """Integers and bools as float64 (as NumPy's norm does); floats and complex as they are."""
     if np.dtype(x.type.dtype).kind in "biu":
         return cast(x, "float64")
     return x
+
+
+def _abs2(x: Variable) -> Variable:
+    """``|x|^2`` elementwise (real, for complex ``x`` too)."""
+    m = abs_(x) if is_complex(x) else x
+    return m * m
 
 
 def _vector_norm(x: Variable, ord: Any, axis: int) -> Variable:
     """The norm along ``axis`` (kept, with length 1)."""
     dtype = real_dtype(x.type.dtype) if np.dtype(x.type.dtype).kind == "c" else x.type.dtype
     if ord is None or ord == 2:
-        sq = abs_(x) ** const(2, dtype) if is_complex(x) else x * x
-        return sqrt(sum(sq, axis=axis, keepdims=True))
+        return sqrt(sum(_abs2(x), axis=axis, keepdims=True))
     if isinstance(ord, str):
         raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
     mag = abs_(x)
@@ -564,8 +560,7 @@ def _singular_values(x: Variable, rows: int, cols: int) -> Variable:
 def _matrix_norm(x: Variable, ord: Any, rows: int, cols: int) -> Variable:
     """The norm over axes ``(rows, cols)`` (both kept, with length 1)."""
     if ord in (None, "fro", "f"):
-        sq = abs_(x) * abs_(x) if is_complex(x) else x * x
-        return sqrt(sum(sq, axis=(rows, cols), keepdims=True))
+        return sqrt(sum(_abs2(x), axis=(rows, cols), keepdims=True))
     if ord in ("nuc", 2, -2):
         s = _singular_values(x, rows, cols)
         reduced = sum(s, axis=-1) if ord == "nuc" else (max if ord == 2 else min)(s, axis=-1)
@@ -600,9 +595,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> V
     ndim = x.type.ndim
     if axis is None:
         if ord is None:
-            axes = tuple(range(ndim))
-            sq = abs_(x) * abs_(x) if is_complex(x) else x * x
-            return sqrt(sum(sq, axis=axes, keepdims=keepdims)) if ndim else abs_(x)
+            return sqrt(sum(_abs2(x), axis=tuple(range(ndim)), keepdims=keepdims)) if ndim else abs_(x)
         if ndim not in (1, 2):
             raise ValueError(
                 f"norm: with ord={ord!r} and no axis the input must be 1-d or 2-d, got {x} of Type {x.type}"

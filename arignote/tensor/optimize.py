@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from arignote.compile.builders import _filter_inputs, _io_connection_pattern
 from arignote.graph.basic import Apply, Constant, Variable, clone_get_equiv
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import HasInnerGraph, Op
@@ -199,10 +200,13 @@ class ScipyWrapperOp(Op, HasInnerGraph):
 
     The inner graph maps ``(*x, *parameters)`` to the objective (``is_minimization``) or
     to the equations. Subclasses say what to compile (``_compiled_outputs``) and how to
-    call SciPy (``perform``). Each Op is its own (equality is identity).
+    call SciPy (``perform``). Each Op is its own (equality is identity). ``jac`` and
+    ``hess``: whether SciPy is given the derivatives (for the subclasses that use them).
     """
 
     is_minimization: bool = True
+    #: the options that printing the Op shows
+    _shown: tuple[str, ...] = ("method",)
 
     def __init__(
         self,
@@ -212,6 +216,9 @@ class ScipyWrapperOp(Op, HasInnerGraph):
         method: str,
         optimizer_kwargs: dict | None = None,
         use_vectorized_jac: bool = False,
+        *,
+        jac: bool = False,
+        hess: bool = False,
     ):
         roots = [*xs, *args]
         memo = {v: v.type(name=v.name) for v in roots}
@@ -221,6 +228,8 @@ class ScipyWrapperOp(Op, HasInnerGraph):
         self.method = method
         self.optimizer_kwargs = dict(optimizer_kwargs or {})
         self.use_vectorized_jac = bool(use_vectorized_jac)
+        self.jac = bool(jac)
+        self.hess = bool(hess)
         self._reset_caches()
 
     def _reset_caches(self) -> None:
@@ -238,21 +247,11 @@ class ScipyWrapperOp(Op, HasInnerGraph):
         self.__dict__.update(state)
         self._reset_caches()
 
-    def _options(self) -> str:
-        return f"method={self.method}"
-
     def __str__(self) -> str:
-        return f"{type(self).__name__}({self._options()})"
+        options = ", ".join(f"{k}={getattr(self, k)}" for k in self._shown)
+        return f"{type(self).__name__}({options})"
 
     # -- the inner graph ----------------------------------------------------------------------
-
-    @property
-    def inner_inputs(self) -> list[Variable]:
-        return self.fgraph.inputs
-
-    @property
-    def inner_outputs(self) -> list[Variable]:
-        return self.fgraph.outputs
 
     @property
     def inner_vars(self) -> list[Variable]:
@@ -304,13 +303,7 @@ class ScipyWrapperOp(Op, HasInnerGraph):
                 f"{self} takes {len(self.inner_inputs)} inputs ({self.n_vars} starting point(s), then "
                 f"{len(self.inner_args)} parameter(s)), got {len(inputs)}"
             )
-        checked = []
-        for k, (inp, inner) in enumerate(zip(inputs, self.inner_inputs)):
-            try:
-                checked.append(inner.type.filter_variable(inp, allow_convert=True))
-            except (TypeError, ValueError) as err:
-                got = f"{inp} of Type {inp.type}" if isinstance(inp, Variable) else f"{type(inp).__name__}"
-                raise TypeError(f"{self}: input {k} must have Type {inner.type}, got {got}") from err
+        checked = _filter_inputs(self, inputs, [v.type for v in self.inner_inputs])
         outputs = [v.type() for v in self.inner_vars] + [get_scalar_type("bool")("success")]
         return Apply(self, checked, outputs)
 
@@ -360,8 +353,6 @@ class ScipyWrapperOp(Op, HasInnerGraph):
         """The solution depends on each parameter the implicit function ``F`` depends on
         (the starting point: connected, with a zero gradient); the success flag on none."""
         if self._pattern is None:
-            from arignote.compile.builders import _io_connection_pattern
-
             F = self.implicit()[0]
             through_F = _io_connection_pattern(self.inner_inputs, [F])
             m = self.n_vars
@@ -485,24 +476,7 @@ class MinimizeOp(ScipyWrapperOp):
     given as the first inputs. ``jac``: give SciPy the gradient; ``hess``: the Hessian."""
 
     is_minimization = True
-
-    def __init__(
-        self,
-        xs: Sequence[Variable],
-        args: Sequence[Variable],
-        objective: Variable,
-        method: str = "BFGS",
-        jac: bool = True,
-        hess: bool = False,
-        optimizer_kwargs: dict | None = None,
-        use_vectorized_jac: bool = False,
-    ):
-        super().__init__(xs, args, objective, method, optimizer_kwargs, use_vectorized_jac)
-        self.jac = bool(jac)
-        self.hess = bool(hess)
-
-    def _options(self) -> str:
-        return f"method={self.method}, jac={self.jac}, hess={self.hess}"
+    _shown = ("method", "jac", "hess")
 
     def _compiled_outputs(self) -> dict[str, list[Variable]]:
         f = self.inner_outputs[0]
@@ -573,22 +547,7 @@ class RootOp(ScipyWrapperOp):
     starting point(s) given as the first inputs. ``jac``: give SciPy the Jacobian."""
 
     is_minimization = False
-
-    def __init__(
-        self,
-        xs: Sequence[Variable],
-        args: Sequence[Variable],
-        equations: Variable,
-        method: str = "hybr",
-        jac: bool = True,
-        optimizer_kwargs: dict | None = None,
-        use_vectorized_jac: bool = False,
-    ):
-        super().__init__(xs, args, equations, method, optimizer_kwargs, use_vectorized_jac)
-        self.jac = bool(jac)
-
-    def _options(self) -> str:
-        return f"method={self.method}, jac={self.jac}"
+    _shown = ("method", "jac")
 
     def _compiled_outputs(self) -> dict[str, list[Variable]]:
         F = _pack([self.inner_outputs[0]])
@@ -628,23 +587,7 @@ class RootScalarOp(ScipyWrapperOp):
     ``hess`` give SciPy its first and second derivatives."""
 
     is_minimization = False
-
-    def __init__(
-        self,
-        xs: Sequence[Variable],
-        args: Sequence[Variable],
-        equation: Variable,
-        method: str = "secant",
-        jac: bool = False,
-        hess: bool = False,
-        optimizer_kwargs: dict | None = None,
-    ):
-        super().__init__(xs, args, equation, method, optimizer_kwargs)
-        self.jac = bool(jac)
-        self.hess = bool(hess)
-
-    def _options(self) -> str:
-        return f"method={self.method}, jac={self.jac}, hess={self.hess}"
+    _shown = ("method", "jac", "hess")
 
     def _compiled_outputs(self) -> dict[str, list[Variable]]:
         from arignote.gradient import grad
@@ -722,7 +665,7 @@ def minimize(
     xs, single = _as_variables(x, objective, "minimize", "x")
     kwargs = _check_options("minimize", method, optimizer_kwargs)
     args = _find_parameters(objective, xs)
-    op = MinimizeOp(xs, args, objective, method, jac, hess, kwargs, use_vectorized_jac)
+    op = MinimizeOp(xs, args, objective, method, kwargs, use_vectorized_jac, jac=jac, hess=hess)
     *solution, success = op(*xs, *args)
     return (solution[0] if single else solution), success
 
@@ -798,7 +741,7 @@ def root(
     _check_square(equations, xs, "root")
     kwargs = _check_options("root", method, optimizer_kwargs)
     args = _find_parameters(equations, xs)
-    op = RootOp(xs, args, equations, method, jac, kwargs, use_vectorized_jac)
+    op = RootOp(xs, args, equations, method, kwargs, use_vectorized_jac, jac=jac)
     *solution, success = op(*xs, *args)
     return (solution[0] if single else solution), success
 
@@ -834,6 +777,6 @@ def root_scalar(
         raise ValueError("root_scalar: hess=True needs jac=True (no method uses f'' without f')")
     kwargs = _check_options("root_scalar", method, optimizer_kwargs)
     args = _find_parameters(equation, [xv])
-    op = RootScalarOp([xv], args, equation, method, jac, hess, kwargs)
+    op = RootScalarOp([xv], args, equation, method, kwargs, jac=jac, hess=hess)
     solution, success = op(xv, *args)
     return solution, success

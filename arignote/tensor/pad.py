@@ -22,6 +22,8 @@ import numpy as np
 import arignote.tensor as pt
 from arignote.graph.basic import Constant, Variable
 from arignote.tensor.basic import as_tensor_variable, expand_dims
+from arignote.tensor.extra_ops_more import check_values
+from arignote.tensor.shape_utils import _length
 from arignote.tensor.subtensor_index import slice_at_axis
 
 __all__ = ["pad"]
@@ -57,31 +59,19 @@ def _static(v: Length) -> int | None:
 def _pairs(value: Any, ndim: int, what: str, integer: bool) -> list[tuple[Any, Any]]:
     """``value`` broadcast to ``ndim`` (before, after) pairs, as ``numpy.pad`` reads its
     arguments: one number, one pair, or one pair per axis. Constant values stay Python
-    numbers; a symbolic ``value`` gives 0-d Variables."""
-    if not isinstance(value, Variable) and np.asarray(value).dtype == object:
-        value = as_tensor_variable(value)  # numbers mixed with symbolic scalars
+    numbers, so the lengths they give stay static; a symbolic ``value`` gives 0-d Variables."""
     if isinstance(value, Variable) and not isinstance(value, Constant):
-        v = value
-        if integer and np.dtype(v.type.dtype).kind not in "iu":
-            raise TypeError(f"pad: {what} must be integers, got {v} of Type {v.type}")
+        v = _checked(value, what, integer)
         if v.type.ndim > 2:
-            raise ValueError(f"pad: {what} must have at most 2 dimensions, got {v} of Type {v.type}")
-        if integer:
-            v = pt.cast(v, "int64")
-            from arignote.tensor.extra_ops_more import check_values
-
-            v = check_values(v, pt.ge(v, 0), f"pad: {what} must be non-negative")
+            raise ValueError(f"pad: {what} must have at most 2 dimensions, got {value} of Type {value.type}")
         full = pt.alloc(v, ndim, 2)
         return [(full[d, 0], full[d, 1]) for d in range(ndim)]
     data = np.asarray(value.data if isinstance(value, Constant) else value)
+    if data.dtype == object:  # numbers mixed with symbolic scalars: each entry stays what it is
+        return [(_entry(b, what, integer), _entry(a, what, integer)) for b, a in _broadcast(data, ndim, what)]
     if integer and data.dtype.kind not in "iu":
         raise TypeError(f"pad: {what} must be integers, got {value!r}")
-    try:
-        data = np.broadcast_to(data, (ndim, 2))
-    except ValueError:
-        raise ValueError(
-            f"pad: {what} of shape {data.shape} does not give a (before, after) pair for each of {ndim} axes"
-        ) from None
+    data = _broadcast(data, ndim, what)
     if integer:
         if np.any(data < 0):
             raise ValueError(f"pad: {what} must be non-negative, got {data.tolist()}")
@@ -89,9 +79,41 @@ def _pairs(value: Any, ndim: int, what: str, integer: bool) -> list[tuple[Any, A
     return [(b, a) for b, a in data]
 
 
-def _length(x: Variable, axis: int) -> Length:
-    s = x.type.shape[axis]
-    return s if s is not None else pt.shape_i(x, axis)
+def _broadcast(data: np.ndarray, ndim: int, what: str) -> np.ndarray:
+    try:
+        return np.broadcast_to(data, (ndim, 2))
+    except ValueError:
+        raise ValueError(
+            f"pad: {what} of shape {data.shape} does not give a (before, after) pair for each of {ndim} axes"
+        ) from None
+
+
+def _checked(v: Variable, what: str, integer: bool) -> Variable:
+    """The symbolic ``v``; as int64 and checked non-negative (at run time) for widths."""
+    if not integer:
+        return v
+    if np.dtype(v.type.dtype).kind not in "iu":
+        raise TypeError(f"pad: {what} must be integers, got {v} of Type {v.type}")
+    v = pt.cast(v, "int64")
+    return check_values(v, pt.ge(v, 0), f"pad: {what} must be non-negative")
+
+
+def _entry(e: Any, what: str, integer: bool) -> Any:
+    """One entry of a pair given as a sequence mixing numbers and symbolic scalars."""
+    if isinstance(e, Variable) and not isinstance(e, Constant):
+        if e.type.ndim != 0:
+            raise ValueError(f"pad: each entry of {what} must be a scalar, got {e} of Type {e.type}")
+        return _checked(e, what, integer)
+    number = np.asarray(e.data if isinstance(e, Constant) else e)
+    if number.ndim != 0 or number.dtype == object:
+        raise ValueError(f"pad: each entry of {what} must be a scalar, got {e!r}")
+    if not integer:
+        return number[()]
+    if number.dtype.kind not in "iu":
+        raise TypeError(f"pad: {what} must be integers, got {e!r}")
+    if number < 0:
+        raise ValueError(f"pad: {what} must be non-negative, got {e!r}")
+    return int(number)
 
 
 def _block(value: Any, x: Variable, axis: int, width: Length) -> Variable:

@@ -30,7 +30,7 @@ import numpy as np
 from arignote.graph.basic import Variable
 from arignote.tensor.basic import as_tensor_variable
 from arignote.tensor.join import join, split
-from arignote.tensor.shape import make_vector, shape_i
+from arignote.tensor.shape import make_vector, shape_tuple
 from arignote.tensor.shape_utils import join_dims, split_dims
 
 __all__ = ["join_dims", "pack", "split_dims", "unpack"]
@@ -81,12 +81,9 @@ def pack(*tensors: Any, keep_axes: int | Sequence[int] | None = None) -> tuple[V
                 f"pack: input {k} ({t}) has {ndim} dimension(s), but keep_axes={keep_axes!r} keeps "
                 f"{front + back}"
             )
-        middle = range(front, ndim - back)
-        entries = [
-            s if s is not None else shape_i(t, d) for d, s in zip(middle, t.type.shape[front : ndim - back])
-        ]
+        entries = shape_tuple(t)[front : ndim - back]
         shapes.append(make_vector(*entries, dtype="int64") if entries else np.zeros(0, dtype="int64"))
-        parts.append(join_dims(t, front, len(middle)))
+        parts.append(join_dims(t, front, len(entries)))
     return join(front, *parts), [as_tensor_variable(s) for s in shapes]
 
 

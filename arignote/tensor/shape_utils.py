@@ -40,7 +40,16 @@ from arignote.tensor.basic import (
 from arignote.tensor.elemwise import DimShuffle, normalize_axis
 from arignote.tensor.join import join
 from arignote.tensor.math import cast, maximum, mul
-from arignote.tensor.shape import MakeVector, Shape, Shape_i, SpecifyShape, reshape, shape_i, specify_shape
+from arignote.tensor.shape import (
+    MakeVector,
+    Shape,
+    Shape_i,
+    SpecifyShape,
+    reshape,
+    shape_i,
+    shape_tuple,
+    specify_shape,
+)
 from arignote.tensor.type import TensorType
 
 __all__ = [
@@ -225,10 +234,6 @@ def _broadcast_lengths(shapes: Sequence[Sequence[Any]], what: str) -> list[Any]:
     return out
 
 
-def _shape_of(x: Variable) -> list[Any]:
-    return [_length(x, d) for d in range(x.type.ndim)]
-
-
 def broadcast_shape(*arrays: Any, arrays_are_shapes: bool = False) -> tuple[Variable, ...]:
     """The shape the ``arrays`` broadcast to (``numpy.broadcast_shapes`` of their shapes),
     as a tuple of 0-d int64 tensors (constants where the length is static).
@@ -251,7 +256,7 @@ def broadcast_shape(*arrays: Any, arrays_are_shapes: bool = False) -> tuple[Vari
                 )
             shapes.append([_as_length(n, f"broadcast_shape: shape {i}") for n in shp])
     else:
-        shapes = [_shape_of(as_tensor_variable(a)) for a in arrays]
+        shapes = [shape_tuple(as_tensor_variable(a)) for a in arrays]
     return tuple(_as_length(n, "broadcast_shape") for n in _broadcast_lengths(shapes, "broadcast_shape"))
 
 
@@ -336,7 +341,7 @@ def broadcast_arrays(*args: Any) -> tuple[Variable, ...]:
     tensors = [as_tensor_variable(a) for a in args]
     if len(tensors) <= 1:
         return tuple(tensors)
-    target = _broadcast_lengths([_shape_of(t) for t in tensors], "broadcast_arrays")
+    target = _broadcast_lengths([shape_tuple(t) for t in tensors], "broadcast_arrays")
     return tuple(alloc(t, *target) if _needs_alloc(t, target) else t for t in tensors)
 
 
@@ -423,7 +428,7 @@ def join_dims(x: Any, start_axis: int = 0, n_axes: int | None = None) -> Variabl
         )
     if n == 1:
         return x
-    shape = _shape_of(x)
+    shape = shape_tuple(x)
     new_shape = [*shape[:start], _product(shape[start : start + n]), *shape[start + n :]]
     return reshape(x, new_shape)
 
@@ -460,7 +465,7 @@ def split_dims(x: Any, shape: Any, axis: int = 0) -> Variable:
             f"split_dims: dimension {ax} of {x} (Type {x.type}) has length {length}, which cannot be split "
             f"into {tuple(entries)}"
         )
-    full = _shape_of(x)
+    full = shape_tuple(x)
     return reshape(x, [*full[:ax], *entries, *full[ax + 1 :]])
 
 
@@ -510,7 +515,7 @@ def roll(x: Any, shift: Any, axis: Any = None) -> Variable:
     x = as_tensor_variable(x)
     if axis is None:
         flat = reshape(x, (-1,))
-        return reshape(roll(flat, shift, 0), _shape_of(x)) if x.type.ndim != 1 else roll(flat, shift, 0)
+        return reshape(roll(flat, shift, 0), shape_tuple(x)) if x.type.ndim != 1 else roll(flat, shift, 0)
     shifts = list(shift) if isinstance(shift, (list, tuple)) else None
     axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
     if shifts is None:
@@ -546,7 +551,7 @@ def empty_like(prototype: Any, dtype: Any = None) -> Variable:
     """A new array of ``prototype``'s shape (and dtype, unless ``dtype``) whose values are
     not to be relied on (see :func:`empty`)."""
     p = as_tensor_variable(prototype)
-    return zeros(_shape_of(p), p.type.dtype if dtype is None else dtype)
+    return zeros(shape_tuple(p), p.type.dtype if dtype is None else dtype)
 
 
 # --- static facts ----------------------------------------------------------------------------

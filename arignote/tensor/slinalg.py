@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from arignote.gradient import grad_not_implemented
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
 from arignote.tensor.alloc import tril, triu, zeros_like
@@ -45,6 +44,7 @@ from arignote.tensor.linalg_base import (
     band_mask,
     check_square,
     check_square_value,
+    complex_grads,
     const,
     eye_like,
     is_complex,
@@ -52,7 +52,6 @@ from arignote.tensor.linalg_base import (
     length,
     merge_length,
     mT,
-    out_type,
     real_dtype,
     register_core_batch_rule,
     square_length,
@@ -62,6 +61,7 @@ from arignote.tensor.linalg_decompositions import QR, Eigh
 from arignote.tensor.math import conj
 from arignote.tensor.products import dot, outer
 from arignote.tensor.shape import _disconnected, _grad_like, _no_grad
+from arignote.tensor.type import TensorType
 
 __all__ = [
     "Cholesky",
@@ -79,13 +79,6 @@ __all__ = [
     "solve",
     "solve_triangular",
 ]
-
-
-def _complex_grads(op: Op, inputs: Sequence[Variable]) -> list | None:
-    """``grad_not_implemented`` terms when an input is complex (the rules here are real)."""
-    if any(is_complex(i) for i in inputs):
-        return [grad_not_implemented(op, k, x, "(complex inputs)") for k, x in enumerate(inputs)]
-    return None
 
 
 def _phi(x: Variable) -> Variable:
@@ -120,7 +113,7 @@ class Cholesky(Op):
         x = as_core(x, 2, "Cholesky", "the input")
         check_square(x, "Cholesky", "the input")
         n = square_length(x)
-        return Apply(self, [x], [out_type(lapack_dtype(x.type.dtype), (n, n))()])
+        return Apply(self, [x], [TensorType(lapack_dtype(x.type.dtype), (n, n))()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         (x,) = inputs
@@ -134,7 +127,7 @@ class Cholesky(Op):
             if self.check_finite:
                 raise ValueError(f"Cholesky: the input (shape {x.shape}) contains NaN or infinity")
         try:
-            out = scipy.linalg.cholesky(x, lower=self.lower, check_finite=False) if x.size else x
+            out = scipy.linalg.cholesky(x, lower=self.lower, check_finite=False) if x.size else x.copy()
         except np.linalg.LinAlgError as err:
             if self.on_error == "raise":
                 raise np.linalg.LinAlgError(
@@ -151,7 +144,7 @@ class Cholesky(Op):
     ) -> list:
         """``A_bar = sym(L^-T Phi(L^T L_bar) L^-1)``, ``Phi`` the lower triangle with its
         diagonal halved (for symmetric perturbations of ``A``)."""
-        if (bad := _complex_grads(self, inputs)) is not None:
+        if (bad := complex_grads(self, inputs)) is not None:
             return bad
         (g,) = output_grads
         low, gl = (outputs[0], g) if self.lower else (mT(outputs[0]), mT(g))
@@ -211,8 +204,8 @@ class SolveBase(Op):
     (``b_ndim=1``) or a matrix of right-hand sides (``b_ndim=2``).
 
     Subclasses say how to solve (:meth:`_solve`), how to solve with ``A^T`` (for the
-    gradient of ``b``) and which entries of ``A`` are read (:meth:`_a_grad`,
-    :meth:`_a_tangent`).
+    gradient of ``b``) and which entries of ``A`` are read (:meth:`_mask`; or
+    :meth:`_a_grad` and :meth:`_a_tangent` when ``A`` is not the matrix read).
     """
 
     __props__: tuple[str, ...] = ("lower", "b_ndim")
@@ -236,7 +229,7 @@ class SolveBase(Op):
                 f"{_fmt(b.type.shape)}; b must have {n} rows, like a"
             )
         shape = (merge_length(n, rows), *b.type.shape[1:])
-        return Apply(self, [a, b], [out_type(lapack_dtype(a.type.dtype, b.type.dtype), shape)()])
+        return Apply(self, [a, b], [TensorType(lapack_dtype(a.type.dtype, b.type.dtype), shape)()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         a, b = inputs
@@ -270,21 +263,22 @@ class SolveBase(Op):
         """``A^-T y`` for the matrix this Op reads from ``a``."""
         raise NotImplementedError
 
+    def _mask(self, m: Variable) -> Variable:
+        """``m`` with zeros where the entries of ``a`` are not read."""
+        return m
+
     def _a_grad(self, a: Variable, abar: Variable) -> Variable:
         """The gradient of ``a`` from the gradient of the matrix the Op reads (``abar``)."""
-        return abar
+        return self._mask(abar)
 
     def _a_tangent(self, a: Variable, da: Variable) -> Variable:
         """The tangent of the matrix the Op reads, for a tangent ``da`` of ``a``."""
-        return da
-
-    def _times_x(self, m: Variable, x: Variable) -> Variable:
-        return dot(m, x)
+        return self._mask(da)
 
     def pullback(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
-        if (bad := _complex_grads(self, inputs)) is not None:
+        if (bad := complex_grads(self, inputs)) is not None:
             return bad
         a, b = inputs
         (x,) = outputs
@@ -304,7 +298,7 @@ class SolveBase(Op):
             return [_no_grad()]
         rhs = None if _disconnected(db) else db
         if not _disconnected(da):
-            term = self._times_x(self._a_tangent(a, da), x)
+            term = dot(self._a_tangent(a, da), x)
             rhs = -term if rhs is None else rhs - term
         return [self(a, rhs)]
 
@@ -365,12 +359,6 @@ class Solve(SolveBase):
             return m * band_mask(m, 1, 1)
         return m
 
-    def _a_grad(self, a: Variable, abar: Variable) -> Variable:
-        return self._mask(abar)
-
-    def _a_tangent(self, a: Variable, da: Variable) -> Variable:
-        return self._mask(da)
-
     def __str__(self) -> str:
         return f"Solve{{{self.assume_a}, lower={self.lower}, b_ndim={self.b_ndim}}}"
 
@@ -399,12 +387,6 @@ class SolveTriangular(SolveBase):
     def _mask(self, m: Variable) -> Variable:
         k = -1 if self.unit_diagonal else 0
         return tril(m, k) if self.lower else triu(m, -k)
-
-    def _a_grad(self, a: Variable, abar: Variable) -> Variable:
-        return self._mask(abar)
-
-    def _a_tangent(self, a: Variable, da: Variable) -> Variable:
-        return self._mask(da)
 
     def __str__(self) -> str:
         unit = ", unit_diagonal" if self.unit_diagonal else ""
@@ -567,7 +549,7 @@ class Eigvalsh(Op):
     def make_node(self, a: Any) -> Apply:
         a = as_core(a, 2, "Eigvalsh", "a")
         check_square(a, "Eigvalsh", "a")
-        return Apply(self, [a], [out_type(real_dtype(a.type.dtype), (square_length(a),))()])
+        return Apply(self, [a], [TensorType(real_dtype(a.type.dtype), (square_length(a),))()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         (a,) = inputs
@@ -589,7 +571,7 @@ class Eigvalsh(Op):
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
         """``A_bar = V diag(w_bar) V^T``."""
-        if (bad := _complex_grads(self, inputs)) is not None:
+        if (bad := complex_grads(self, inputs)) is not None:
             return bad
         (a,) = inputs
         v = self._vectors(a)
@@ -667,13 +649,13 @@ class Expm(Op):
         a = as_core(a, 2, "Expm", "a")
         check_square(a, "Expm", "a")
         n = square_length(a)
-        return Apply(self, [a], [out_type(lapack_dtype(a.type.dtype), (n, n))()])
+        return Apply(self, [a], [TensorType(lapack_dtype(a.type.dtype), (n, n))()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         (a,) = inputs
         check_square_value(a, "Expm", "a")
         dtype = node.outputs[0].type.numpy_dtype
-        output_storage[0][0] = np.asarray(scipy.linalg.expm(a.astype(dtype)), dtype=dtype)
+        output_storage[0][0] = np.asarray(scipy.linalg.expm(a.astype(dtype, copy=False)), dtype=dtype)
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
         return [shapes[0]]
@@ -683,7 +665,7 @@ class Expm(Op):
     ) -> list:
         """The adjoint of the Fréchet derivative ``L(A, .)`` is ``L(A^T, .)``: one
         exponential of a ``2n x 2n`` block matrix."""
-        if (bad := _complex_grads(self, inputs)) is not None:
+        if (bad := complex_grads(self, inputs)) is not None:
             return bad
         (a,) = inputs
         return [_grad_like(_block_upper_right(mT(a), output_grads[0]), a)]
@@ -751,9 +733,7 @@ def qr(
         raise ValueError(f"qr: mode must be one of {sorted(_SCIPY_QR)}, got {mode!r}")
     a = as_stack(A, 2, "qr", "A")
     out = apply_core(QR(_SCIPY_QR[mode], pivoting=pivoting), a)
-    if isinstance(out, Variable):
-        return out
-    return out[0] if len(out) == 1 else list(out)
+    return out if isinstance(out, Variable) else list(out)
 
 
 register_core_batch_rule(Cholesky, Solve, SolveTriangular, CholeskySolve, Eigvalsh, Expm)

@@ -30,10 +30,9 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
-from arignote.tensor.basic import as_tensor_variable
+from arignote.tensor.basic import as_tensor_variable, squeeze
 from arignote.tensor.batching import batch_length, broadcast_batch, register_batch_rule
 from arignote.tensor.elemwise import DimShuffle, normalize_axis
-from arignote.tensor.shape import _disconnected, _grad_like, _no_grad, _zero_grad
 from arignote.tensor.subtensor_advanced import (  # noqa: F401  (also importable from here, as in PyTensor)
     AdvancedIncSubtensor,
     AdvancedIncSubtensor1,
@@ -50,27 +49,26 @@ from arignote.tensor.subtensor_advanced import (  # noqa: F401  (also importable
 )
 from arignote.tensor.subtensor_index import (  # noqa: F401  (get_idx_list, slice_len...: PyTensor's helpers)
     PicklableIndex,
-    StaticLengths,
-    SymbolicLengths,
+    ReadsPart,
+    WritesPart,
+    batched_value,
     check_inc_value,
-    check_index_inputs,
     check_runtime_value,
-    check_static_index,
-    dims_consumed,
+    check_slice_entry,
+    checked_part,
     expand_ellipsis,
     get_idx_list,
-    idx_key,
+    idx_op_hash,
     idx_str,
     index_builder,
-    indexed_shape,
+    index_error,
     indices_from_subtensor,
     is_advanced_entry,
-    is_placeholder,
+    is_index_scalar,
     parse_index,
     placeholder_of,
     slice_at_axis,
     slice_len,
-    sum_to_value,
     to_idx_list,
     value_like,
 )
@@ -81,22 +79,11 @@ __all__ = ["inc_subtensor", "set_subtensor", "take", "slice_at_axis", "flip"]
 
 def _check_basic_idx_list(idx_list: Sequence[Any], what: str) -> tuple:
     """``idx_list`` of a basic-indexing Op: ints, 0-d integer placeholders, slices of those."""
-
-    def ok_scalar(p: Any) -> bool:
-        if isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)):
-            return True
-        return is_placeholder(p) and p.ndim == 0 and np.dtype(p.dtype).kind in "iu"
-
     out = []
     for e in idx_list:
         if isinstance(e, slice):
-            parts = (e.start, e.stop, e.step)
-            if not all(p is None or ok_scalar(p) for p in parts):
-                raise TypeError(f"{what}: slice {e} must have int, 0-d integer TensorType or None parts")
-            if e.step == 0:
-                raise ValueError(f"{what}: slice step cannot be zero")
-            out.append(slice(*(int(p) if isinstance(p, np.integer) else p for p in parts)))
-        elif ok_scalar(e):
+            out.append(check_slice_entry(e, what))
+        elif is_index_scalar(e):
             out.append(int(e) if isinstance(e, (int, np.integer)) else e)
         else:
             raise TypeError(
@@ -106,19 +93,10 @@ def _check_basic_idx_list(idx_list: Sequence[Any], what: str) -> tuple:
     return tuple(out)
 
 
-def _check_ndim(x: Variable, idx_list: Sequence[Any], what: str) -> None:
-    used = dims_consumed(idx_list)
-    if used > x.type.ndim:
-        raise IndexError(
-            f"{what}: too many indices for {x}: it is {x.type.ndim}-dimensional ({x.type}), but {used} "
-            "were indexed"
-        )
-
-
 # --- Subtensor ----------------------------------------------------------------------------
 
 
-class Subtensor(PicklableIndex, Op):
+class Subtensor(ReadsPart, PicklableIndex, Op):
     """Basic indexing ``x[i, a:b:c, ...]`` (a view of ``x``).
 
     ``idx_list`` holds one entry per indexed dimension: an int, a slice, or a 0-d integer
@@ -137,53 +115,23 @@ class Subtensor(PicklableIndex, Op):
         self.idx_list = _check_basic_idx_list(idx_list, "Subtensor")
         self._index = index_builder(self.idx_list)
 
-    def __hash__(self) -> int:
-        return hash((type(self), idx_key(self.idx_list)))
+    __hash__ = idx_op_hash
 
     def make_node(self, x: Any, *inputs: Any) -> Apply:
         x = as_tensor_variable(x)
-        _check_ndim(x, self.idx_list, str(self))
-        idx = check_index_inputs(self, self.idx_list, inputs)
-        check_static_index(x.type.shape, indices_from_subtensor(idx, self.idx_list), f"{self} of {x}")
-        shape = indexed_shape(
-            x.type.shape, self.idx_list, idx, [i.type.shape for i in idx], StaticLengths(), str(self)
-        )
+        idx, shape = checked_part(self, x, inputs)
         return Apply(self, [x, *idx], [TensorType(x.type.dtype, shape)()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         x, *vals = inputs
-        index = self._index(vals)
         try:
-            out = x[index]
+            out = x[self._index(vals)]
         except (IndexError, ValueError) as err:
-            raise type(err)(f"{self}: {err} (indexing a tensor of shape {x.shape})") from None
+            raise index_error(self, err, x) from None
         output_storage[0][0] = out if isinstance(out, np.ndarray) else np.asarray(out)
 
-    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
-        inferred = indexed_shape(shapes[0], self.idx_list, node.inputs[1:], shapes[1:], SymbolicLengths())
-        static = node.outputs[0].type.shape
-        return [tuple(s if s is not None else n for n, s in zip(inferred, static))]
-
-    def connection_pattern(self, node: Apply) -> list[list[bool]]:
-        return [[True], *([False] for _ in node.inputs[1:])]
-
-    def pullback(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
-    ) -> list:
-        """The output gradient written into zeros shaped like ``x``; indices disconnected."""
-        x, *idx = inputs
-        (g,) = output_grads
-        if np.dtype(x.type.dtype).kind not in "fc":
-            return [_zero_grad(x), *(_no_grad() for _ in idx)]
-        gx = IncSubtensor(self.idx_list)(_zero_grad(x), g, *idx)
-        return [_grad_like(gx, x), *(_no_grad() for _ in idx)]
-
-    def pushforward(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
-    ) -> list:
-        if _disconnected(eval_points[0]):
-            return [_no_grad()]
-        return [self(eval_points[0], *inputs[1:])]
+    def _inc_op(self) -> Op:
+        return IncSubtensor(self.idx_list)
 
     def __str__(self) -> str:
         return f"Subtensor{{{idx_str(self.idx_list)}}}"
@@ -192,7 +140,7 @@ class Subtensor(PicklableIndex, Op):
 # --- IncSubtensor -------------------------------------------------------------------------
 
 
-class IncSubtensor(PicklableIndex, Op):
+class IncSubtensor(WritesPart, PicklableIndex, Op):
     """``x`` with ``y`` added to (or, with ``set_instead_of_inc``, written into) the part
     ``x[idx]`` selected by a basic index; ``y`` broadcasts to that part's shape.
 
@@ -216,74 +164,35 @@ class IncSubtensor(PicklableIndex, Op):
         self.set_instead_of_inc = bool(set_instead_of_inc)
         self.destroy_map = {0: [0]} if self.inplace else {}
 
-    def __hash__(self) -> int:
-        return hash((type(self), idx_key(self.idx_list), self.inplace, self.set_instead_of_inc))
+    __hash__ = idx_op_hash
 
     def make_node(self, x: Any, y: Any, *inputs: Any) -> Apply:
         x = as_tensor_variable(x)
         y = as_tensor_variable(y)
-        _check_ndim(x, self.idx_list, str(self))
-        idx = check_index_inputs(self, self.idx_list, inputs)
-        check_static_index(x.type.shape, indices_from_subtensor(idx, self.idx_list), f"{self} of {x}")
-        target = indexed_shape(
-            x.type.shape, self.idx_list, idx, [i.type.shape for i in idx], StaticLengths(), str(self)
-        )
+        idx, target = checked_part(self, x, inputs)
         check_inc_value(x, y, target, str(self))
         return Apply(self, [x, y, *idx], [TensorType(x.type.dtype, x.type.shape)()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         x, y, *vals = inputs
-        out = x if self.inplace else x.copy()
         index = self._index(vals)
         try:
-            target_shape = np.shape(out[index])
+            target_shape = np.shape(x[index])
         except (IndexError, ValueError) as err:
-            raise type(err)(f"{self}: {err} (indexing a tensor of shape {x.shape})") from None
+            raise index_error(self, err, x) from None
         check_runtime_value(self, y, target_shape, node.inputs[1].type)
+        out = x if self.inplace else x.copy()
         if self.set_instead_of_inc:
             out[index] = y
         else:
             out[index] += y
         output_storage[0][0] = out
 
-    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
-        return [tuple(shapes[0])]
+    def _read_op(self) -> Op:
+        return Subtensor(self.idx_list)
 
-    def connection_pattern(self, node: Apply) -> list[list[bool]]:
-        return [[True], [True], *([False] for _ in node.inputs[2:])]
-
-    def pullback(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
-    ) -> list:
-        """For ``x``: the gradient (with the written part zeroed for a set); for ``y``: the
-        gradient's indexed part, summed where ``y`` was broadcast; indices disconnected."""
-        x, y, *idx = inputs
-        (g,) = output_grads
-        rest = [_no_grad() for _ in idx]
-        if np.dtype(x.type.dtype).kind not in "fc":
-            return [_zero_grad(x), _zero_grad(y), *rest]
-        if self.set_instead_of_inc:
-            gx = IncSubtensor(self.idx_list, set_instead_of_inc=True)(g, np.zeros((), g.type.dtype), *idx)
-        else:
-            gx = g
-        gy = Subtensor(self.idx_list)(g, *idx)
-        gy = sum_to_value(gy, y) if np.dtype(y.type.dtype).kind in "fc" else _zero_grad(y)
-        return [_grad_like(gx, x), gy, *rest]
-
-    def pushforward(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
-    ) -> list:
-        x, _, *idx = inputs
-        ex, ey = eval_points[:2]
-        if _disconnected(ex) and _disconnected(ey):
-            return [_no_grad()]
-        ex = _zero_grad(x) if _disconnected(ex) else ex
-        if _disconnected(ey):
-            if not self.set_instead_of_inc:
-                return [ex]  # nothing added to the tangent of x
-            ey = np.zeros((), x.type.dtype)
-        op = IncSubtensor(self.idx_list, set_instead_of_inc=self.set_instead_of_inc)
-        return [op(ex, ey, *idx)]
+    def _keeps_last_write(self) -> bool:
+        return False  # a basic index names each place at most once
 
     def __str__(self) -> str:
         name = "SetSubtensor" if self.set_instead_of_inc else "IncSubtensor"
@@ -297,7 +206,7 @@ def getitem(x: Any, index: Any) -> Variable:
     """``x[index]`` (what ``TensorVariable.__getitem__`` calls)."""
     x = as_tensor_variable(x)
     entries = parse_index(x, index)
-    if any(isinstance(e, Variable) and is_advanced_entry(e) for e in entries):
+    if any(map(is_advanced_entry, entries)):
         return advanced_getitem(x, entries)
     return _basic_getitem(x, entries)
 
@@ -333,7 +242,7 @@ def basic_subtensor(x: Any, *index: Any) -> Variable:
     """``x[index]`` for a basic index (ints, slices, None, Ellipsis) only."""
     x = as_tensor_variable(x)
     entries = parse_index(x, tuple(index))
-    if any(isinstance(e, Variable) and is_advanced_entry(e) for e in entries):
+    if any(map(is_advanced_entry, entries)):
         raise TypeError(f"basic_subtensor: {index!r} holds an integer array or a boolean mask")
     return _basic_getitem(x, entries)
 
@@ -345,8 +254,6 @@ def _inc_name(set_instead_of_inc: bool) -> str:
 def _undo_new_axes(x: Variable, y: Variable, what: str) -> tuple[Variable, Variable]:
     """For ``x`` = new axes added to an indexed tensor: that tensor, and ``y`` without the
     new axes (their length is 1, so ``y`` must have length 1 there too)."""
-    from arignote.tensor.basic import squeeze
-
     op = x.owner.op
     if y.type.ndim < x.type.ndim:
         pad = x.type.ndim - y.type.ndim
@@ -388,10 +295,10 @@ def inc_subtensor(
     node = x.owner
     if node is not None and isinstance(node.op, DimShuffle) and node.op.is_expand_dims:
         inner = node.inputs[0].owner
-        if inner is not None and isinstance(inner.op, (Subtensor, AdvancedSubtensor1, AdvancedSubtensor)):
+        if inner is not None and isinstance(inner.op, ReadsPart):
             x, y = _undo_new_axes(x, y, what)
             node = x.owner
-    if node is None or not isinstance(node.op, (Subtensor, AdvancedSubtensor1, AdvancedSubtensor)):
+    if node is None or not isinstance(node.op, ReadsPart):
         made_by = "an input of the graph" if node is None else f"computed by {node.op}"
         raise TypeError(
             f"{what}: x must be the result of indexing a tensor (t[idx]); got {x}, {made_by}. "
@@ -447,19 +354,6 @@ def _batch_subtensor(op: Subtensor, node: Apply, args: list, flags: list) -> lis
     if any(flags[1:]):
         return None  # a batched index: the Batched fallback
     return [(Subtensor((slice(None), *op.idx_list))(*args), True)]
-
-
-def batched_value(y: Variable, y_batched: bool, core_ndim: int, batch_at: int) -> Variable:
-    """The value ``y`` of an inc Op, lined up with a batched indexed part whose batch
-    dimension is at ``batch_at`` and whose other dimensions are ``core_ndim``."""
-    core = y.type.ndim - (1 if y_batched else 0)
-    pad = core_ndim - core
-    dims: list = list(range(1, core + 1)) if y_batched else list(range(core))
-    order: list = ["x"] * pad + dims
-    order.insert(batch_at, 0 if y_batched else "x")
-    if not y_batched and batch_at == 0:
-        return y  # an unbatched value broadcasts along a leading batch dimension as it is
-    return y.dimshuffle(order)
 
 
 @register_batch_rule(IncSubtensor)

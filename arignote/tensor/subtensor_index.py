@@ -1,5 +1,6 @@
 """Index expressions of the Subtensor Ops: parsing NumPy-style indices, the ``idx_list``
-kept in the Ops' props, slice arithmetic and the shape of an indexed result.
+kept in the Ops' props, slice arithmetic, the shape of an indexed result, and what the
+Ops of the family share (checks, gradients, tangents: :class:`ReadsPart`, :class:`WritesPart`).
 
 An Op's ``idx_list`` has one entry per position of the index:
 
@@ -20,13 +21,18 @@ An Op's ``idx_list`` has one entry per position of the index:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from arignote.graph.basic import Constant, Variable
+from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.op import Op
 from arignote.scalar.type import ScalarType
+from arignote.tensor.basic import _flatten, as_tensor_variable, constant
+from arignote.tensor.math import cast, maximum, minimum, switch
+from arignote.tensor.math import sum as pt_sum
+from arignote.tensor.shape import _disconnected, _grad_like, _no_grad, _zero_grad
 from arignote.tensor.type import TensorType
 
 __all__ = ["slice_len", "slice_at_axis", "get_idx_list", "indices_from_subtensor"]
@@ -36,6 +42,7 @@ __all__ = ["slice_len", "slice_at_axis", "get_idx_list", "indices_from_subtensor
 
 
 def is_placeholder(e: Any) -> bool:
+    """Whether the ``idx_list`` entry ``e`` stands for an index input (it is its TensorType)."""
     return isinstance(e, TensorType)
 
 
@@ -46,6 +53,7 @@ def is_advanced_entry(e: Any) -> bool:
 
 
 def is_mask(e: Any) -> bool:
+    """A boolean mask (a placeholder of one, or a Variable)."""
     t = e if isinstance(e, TensorType) else getattr(e, "type", None)
     return isinstance(t, TensorType) and t.dtype == "bool"
 
@@ -61,9 +69,33 @@ def is_full_slice(e: Any) -> bool:
     return isinstance(e, slice) and e.start is None and e.stop is None and e.step in (None, 1)
 
 
+def is_index_scalar(p: Any) -> bool:
+    """An int (not a bool) or the placeholder of a 0-d integer: a scalar index or slice part."""
+    if isinstance(p, (int, np.integer)):
+        return not isinstance(p, (bool, np.bool_))
+    return is_placeholder(p) and p.ndim == 0 and np.dtype(p.dtype).kind in "iu"
+
+
+def check_slice_entry(e: slice, what: str) -> slice:
+    """A slice of an ``idx_list``, checked (int, 0-d integer placeholder or None parts, a
+    step that is not zero), with its NumPy ints made Python ints."""
+    parts = (e.start, e.stop, e.step)
+    if not all(p is None or is_index_scalar(p) for p in parts):
+        raise TypeError(f"{what}: slice {e} must have int, 0-d integer TensorType or None parts")
+    if e.step == 0:
+        raise ValueError(f"{what}: slice step cannot be zero")
+    return slice(*(int(p) if isinstance(p, np.integer) else p for p in parts))
+
+
 def idx_key(idx_list: Sequence[Any]) -> tuple:
     """A hashable form of ``idx_list`` (slices are not hashable before Python 3.12)."""
     return tuple(("slice", e.start, e.stop, e.step) if isinstance(e, slice) else e for e in idx_list)
+
+
+def idx_op_hash(op: Any) -> int:
+    """``__hash__`` of an Op whose props hold an ``idx_list`` (hashed through :func:`idx_key`)."""
+    props = op._props_dict()
+    return hash((type(op), *(idx_key(v) if k == "idx_list" else v for k, v in props.items())))
 
 
 def dims_consumed(idx_list: Sequence[Any]) -> int:
@@ -74,6 +106,17 @@ def dims_consumed(idx_list: Sequence[Any]) -> int:
             continue
         n += e.ndim if is_mask(e) else 1
     return n
+
+
+def check_ndim(x: Variable, idx_list: Sequence[Any], what: str = "") -> None:
+    """An IndexError when the entries use more dimensions than ``x`` has."""
+    used = dims_consumed(idx_list)
+    if used > x.type.ndim:
+        prefix = f"{what}: " if what else ""
+        raise IndexError(
+            f"{prefix}too many indices for {x}: it is {x.type.ndim}-dimensional ({x.type}), but {used} "
+            "were indexed"
+        )
 
 
 # --- parsing a user's index ------------------------------------------------------------------
@@ -94,8 +137,6 @@ def _literal_int(v: Any) -> int | None:
 
 def _scalar_index_var(v: Any, where: str) -> Variable:
     """``v`` as a 0-d integer tensor Variable, or a TypeError naming ``where``."""
-    from arignote.tensor.basic import as_tensor_variable
-
     if isinstance(getattr(v, "type", None), ScalarType):
         v = as_tensor_variable(v)
     t = getattr(v, "type", None)
@@ -116,12 +157,10 @@ def _slice_part(v: Any, where: str) -> int | Variable | None:
 
 def _as_index_array(v: Any, pos: int) -> Any:
     """A list/array index as a constant tensor (an empty list indexes with integers)."""
-    from arignote.tensor.basic import as_tensor_variable, constant
-
     if isinstance(v, (list, tuple)):
-        if any(isinstance(e, Variable) for e in _flat(v)):
+        flat = _flatten(v)
+        if any(isinstance(e, Variable) for e in flat):
             return as_tensor_variable(list(v))
-        flat = _flat(v)
         n_bool = sum(isinstance(e, (bool, np.bool_)) for e in flat)
         if 0 < n_bool < len(flat):
             raise TypeError(f"index {pos}: a list mixing booleans and numbers is ambiguous: {v!r}")
@@ -139,22 +178,9 @@ def _as_index_array(v: Any, pos: int) -> Any:
     return v
 
 
-def _flat(items: Sequence) -> list:
-    out, stack = [], list(items)
-    while stack:
-        e = stack.pop()
-        if isinstance(e, (list, tuple)):
-            stack.extend(e)
-        else:
-            out.append(e)
-    return out
-
-
 def _parse_entry(e: Any, pos: int) -> Any:
     """One index entry as: int, 0-d integer Variable, Variable array/mask, slice, None or
     Ellipsis; anything else is an error naming it."""
-    from arignote.tensor.basic import as_tensor_variable, constant
-
     if e is None or e is Ellipsis:
         return e
     if isinstance(e, slice):
@@ -190,18 +216,14 @@ def _parse_entry(e: Any, pos: int) -> Any:
 
 def parse_index(x: Variable, index: Any) -> list[Any]:
     """``index`` (as written in ``x[index]``) as a list of parsed entries, checked against
-    ``x``'s Type: the count of indexed dimensions, constant bounds, mask shapes."""
+    ``x``'s Type: the count of indexed dimensions (the Op built from them checks constant
+    bounds and mask shapes)."""
     if not isinstance(index, tuple):
         index = (index,)
     entries = [_parse_entry(e, pos) for pos, e in enumerate(index)]
     if sum(e is Ellipsis for e in entries) > 1:
         raise IndexError(f"an index can only have a single ellipsis ('...'); got {len(entries)} entries")
-    used = dims_consumed(entries)
-    if used > x.type.ndim:
-        raise IndexError(
-            f"too many indices for {x}: it is {x.type.ndim}-dimensional ({x.type}), but {used} were indexed"
-        )
-    check_static_index(x.type.shape, entries, str(x))
+    check_ndim(x, entries)
     return entries
 
 
@@ -289,14 +311,7 @@ def indices_from_subtensor(op_indices: Sequence[Any], idx_list: Sequence[Any]) -
 def get_idx_list(inputs: Sequence[Any], idx_list: Sequence[Any]) -> tuple:
     """The index of a Subtensor-family node with ``inputs`` (the indexed tensor first, then
     for the inc Ops the value): PyTensor's helper for rewrites."""
-    n_pre = len(inputs) - sum(
-        (
-            is_placeholder(e)
-            if not isinstance(e, slice)
-            else sum(map(is_placeholder, (e.start, e.stop, e.step)))
-        )
-        for e in idx_list
-    )
+    n_pre = len(inputs) - len(placeholders(idx_list))
     return indices_from_subtensor(inputs[n_pre:], idx_list)
 
 
@@ -362,8 +377,6 @@ def placeholders(idx_list: Sequence[Any]) -> list[TensorType]:
 
 def check_index_inputs(op: Any, idx_list: Sequence[Any], inputs: Sequence[Any]) -> list[Variable]:
     """The index inputs of a node, checked against the placeholders of ``idx_list``."""
-    from arignote.tensor.basic import as_tensor_variable
-
     wanted = placeholders(idx_list)
     if len(inputs) != len(wanted):
         raise ValueError(f"{op}: expected {len(wanted)} index input(s), got {len(inputs)}")
@@ -386,32 +399,24 @@ def _i64(v: Any) -> Any:
     """A symbolic integer as int64 (mixing uint64 with int64 would give float64)."""
     if isinstance(v, (int, np.integer)):
         return int(v)
-    from arignote.tensor.math import cast
-
     return v if v.type.dtype == "int64" else cast(v, "int64")
 
 
 def _where(cond: Any, a: Any, b: Any) -> Any:
     if isinstance(cond, (bool, np.bool_)):
         return a if cond else b
-    from arignote.tensor.math import switch
-
     return switch(cond, a, b)
 
 
 def _max(a: Any, b: Any) -> Any:
     if isinstance(a, int) and isinstance(b, int):
         return max(a, b)
-    from arignote.tensor.math import maximum
-
     return maximum(a, b)
 
 
 def _min(a: Any, b: Any) -> Any:
     if isinstance(a, int) and isinstance(b, int):
         return min(a, b)
-    from arignote.tensor.math import minimum
-
     return minimum(a, b)
 
 
@@ -534,8 +539,6 @@ class SymbolicLengths:
     def mask_count(self, mask: Any) -> Any:
         if isinstance(mask, Constant):
             return int(np.count_nonzero(mask.data))
-        from arignote.tensor.math import sum as pt_sum
-
         return _i64(pt_sum(mask))
 
 
@@ -575,39 +578,33 @@ def indexed_shape(
     used = dims_consumed(idx_list)
     out: list = []
     adv_shapes: list = []
-    first_adv: int | None = None
-    gap = separated = False
+    first_adv = 0
     axis = 0
     for kind, arg, shp in entries:
-        if kind in ("slice", "new", "ellipsis"):
-            if kind == "slice":
-                out.append(lengths.slice_len(arg, xshape[axis]))
-                axis += 1
-            elif kind == "new":
-                out.append(1)
+        if kind == "slice":
+            out.append(lengths.slice_len(arg, xshape[axis]))
+            axis += 1
+        elif kind == "new":
+            out.append(1)
+        elif kind == "ellipsis":
+            out.extend(xshape[axis : axis + ndim - used])
+            axis += ndim - used
+        elif kind == "int" and not advanced:
+            axis += 1
+        else:  # an advanced index (an int is one too when there is an array or a mask)
+            if not adv_shapes:
+                first_adv = len(out)
+            if kind == "mask":
+                lengths.check_mask(tuple(shp), tuple(xshape[axis : axis + len(shp)]), axis, what)
+                adv_shapes.append((lengths.mask_count(arg),))
+                axis += len(shp)
             else:
-                out.extend(xshape[axis : axis + ndim - used])
-                axis += ndim - used
-            gap = first_adv is not None
-            continue
-        if kind == "int" and not advanced:
-            axis += 1
-            continue
-        if first_adv is None:
-            first_adv = len(out)
-        elif gap:
-            separated = True
-        if kind == "mask":
-            lengths.check_mask(tuple(shp), tuple(xshape[axis : axis + len(shp)]), axis, what)
-            adv_shapes.append((lengths.mask_count(arg),))
-            axis += len(shp)
-        else:
-            adv_shapes.append(tuple(shp))
-            axis += 1
+                adv_shapes.append(tuple(shp))
+                axis += 1
     out.extend(xshape[axis:])
     if adv_shapes:
         shape = list(lengths.broadcast(adv_shapes, what))
-        at = 0 if separated else first_adv
+        at = 0 if advanced_dims_first(idx_list) else first_adv
         out[at:at] = shape
     return tuple(out)
 
@@ -616,7 +613,7 @@ def advanced_dims_first(idx_list: Sequence[Any]) -> bool:
     """Whether NumPy puts the advanced-index dimensions first (they are separated by a
     slice, a new axis or an Ellipsis)."""
     seen = gap = False
-    has_adv = any(is_advanced_entry(e) for e in idx_list if not isinstance(e, slice))
+    has_adv = any(map(is_advanced_entry, idx_list))
     for e in idx_list:
         basic = isinstance(e, slice) or e is None or e is Ellipsis
         if basic:
@@ -713,8 +710,6 @@ def check_runtime_value(op: Any, y: np.ndarray, target_shape: tuple, y_type: Ten
 def sum_to_value(g: Variable, y: Variable) -> Variable:
     """The gradient ``g`` of the indexed part, summed over the dimensions along which the
     value ``y`` was broadcast into it (its missing leading ones, its static 1s)."""
-    from arignote.tensor.shape import _grad_like
-
     lead = g.type.ndim - y.type.ndim
     if lead:
         g = g.sum(axis=tuple(range(lead)))
@@ -727,15 +722,169 @@ def sum_to_value(g: Variable, y: Variable) -> Variable:
 def value_like(x: Variable, y: Any) -> Variable:
     """``y`` as a tensor; a constant is given ``x``'s dtype when its value fits exactly (so
     ``set_subtensor(x[0], 0.5)`` works for a float32 ``x``)."""
-    from arignote.tensor.basic import as_tensor_variable, constant
-
     y = as_tensor_variable(y)
     if isinstance(y, Constant) and y.type.dtype != x.type.dtype:
         data = np.asarray(y.data)
         with np.errstate(all="ignore"):
-            cast = data.astype(x.type.dtype)
-            exact = np.array_equal(cast.astype(data.dtype), data, equal_nan=data.dtype.kind in "fc")
+            fitted = data.astype(x.type.dtype)
+            exact = np.array_equal(fitted.astype(data.dtype), data, equal_nan=data.dtype.kind in "fc")
         same_kind = np.can_cast(data.dtype, x.type.dtype, "same_kind")
         if exact and (same_kind or data.dtype.kind in "biu"):
-            return constant(cast)
+            return constant(fitted)
     return y
+
+
+def is_float(v: Variable) -> bool:
+    """Whether ``v`` has a float or complex dtype (the dtypes that carry gradients)."""
+    return np.dtype(v.type.dtype).kind in "fc"
+
+
+def index_error(op: Any, err: Exception, x: np.ndarray) -> Exception:
+    """NumPy's indexing error ``err`` again, naming ``op`` and the shape of the indexed ``x``."""
+    return type(err)(f"{op}: {err} (indexing a tensor of shape {x.shape})")
+
+
+def checked_part(op: Any, x: Variable, inputs: Sequence[Any]) -> tuple[list[Variable], tuple]:
+    """The build-time checks of a node of ``op`` (an Op with an ``idx_list``) indexing ``x``
+    with the index ``inputs``: those inputs as Variables, and the static shape of ``x[idx]``."""
+    what = str(op)
+    check_ndim(x, op.idx_list, what)
+    idx = check_index_inputs(what, op.idx_list, inputs)
+    check_static_index(x.type.shape, indices_from_subtensor(idx, op.idx_list), f"{what} of {x}")
+    shape = indexed_shape(x.type.shape, op.idx_list, idx, [i.type.shape for i in idx], StaticLengths(), what)
+    return idx, shape
+
+
+def batched_value(y: Variable, y_batched: bool, core_ndim: int, batch_at: int) -> Variable:
+    """The value ``y`` of an inc Op, lined up with a batched indexed part whose batch
+    dimension is at ``batch_at`` and whose other dimensions are ``core_ndim``."""
+    core = y.type.ndim - (1 if y_batched else 0)
+    pad = core_ndim - core
+    dims: list = list(range(1, core + 1)) if y_batched else list(range(core))
+    order: list = ["x"] * pad + dims
+    order.insert(batch_at, 0 if y_batched else "x")
+    if not y_batched and batch_at == 0:
+        return y  # an unbatched value broadcasts along a leading batch dimension as it is
+    return y.dimshuffle(order)
+
+
+def _surviving_writes(x: Variable, taken: Variable, write: Callable, read: Callable) -> Variable:
+    """1 where an entry of ``x[idx] = y`` is the write that reaches the output, else 0 (in
+    ``taken``'s dtype and shape, ``taken`` being ``g[idx]``). A repeated position keeps one
+    write: which one is found by writing each entry's own number with the same index and
+    reading back what survived, so it agrees with NumPy's order, whatever that is."""
+    from arignote.tensor.alloc import alloc, arange
+    from arignote.tensor.math import eq, prod
+    from arignote.tensor.shape import reshape, shape, shape_i
+
+    dims = [shape_i(x, d) for d in range(x.type.ndim)]
+    ids = reshape(arange(prod(shape(taken)), dtype="int64"), shape(taken), ndim=taken.type.ndim)
+    kept = read(write(alloc(np.int64(-1), *dims), ids))
+    return cast(eq(kept, ids), taken.type.dtype)
+
+
+class ReadsPart:
+    """What the Ops reading ``x[idx]`` share (inputs: ``x``, then the index inputs).
+
+    Indexing is linear in ``x``: a tangent of ``x`` is indexed the same way, and the
+    gradient is the output gradient added into zeros shaped like ``x`` by the increment
+    Op for the same index (``_inc_op``, which each Op defines); the index is disconnected.
+    """
+
+    idx_list: tuple
+    _inc_op: Callable[[], Op]
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        inferred = indexed_shape(shapes[0], self.idx_list, node.inputs[1:], shapes[1:], SymbolicLengths())
+        static = node.outputs[0].type.shape
+        return [tuple(s if s is not None else n for n, s in zip(inferred, static))]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[True], *([False] for _ in node.inputs[1:])]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """The output gradient added into zeros shaped like ``x`` at the indexed places
+        (a place indexed more than once gets each of its terms); the index is disconnected."""
+        x, *idx = inputs
+        rest = [_no_grad() for _ in idx]
+        if not is_float(x):
+            return [_zero_grad(x), *rest]
+        gx = self._inc_op()(_zero_grad(x), output_grads[0], *idx)
+        return [_grad_like(gx, x), *rest]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        """The tangent of ``x`` indexed the same way."""
+        if _disconnected(eval_points[0]):
+            return [_no_grad()]
+        return [self(eval_points[0], *inputs[1:])]  # type: ignore[operator]
+
+
+class WritesPart:
+    """What the Ops writing ``y`` into ``x[idx]`` share (inputs: ``x``, ``y``, then the
+    index inputs; props ``inplace`` and ``set_instead_of_inc`` among others).
+
+    The output has ``x``'s shape; ``x`` and ``y`` are connected, the index is not. The
+    gradient of ``y`` reads the output gradient with the Op reading the same index
+    (``_read_op``, which each Op defines).
+    """
+
+    set_instead_of_inc: bool
+    _read_op: Callable[[], Op]
+
+    def _variant(self, **changes: Any) -> Op:
+        """This Op working out of place, with ``changes`` to its other props."""
+        return type(self)(**{**self._props_dict(), "inplace": False, **changes})  # type: ignore[attr-defined]
+
+    def _keeps_last_write(self) -> bool:
+        """Whether a place that the index names more than once keeps only one write (then
+        only that write of ``y`` reaches the output)."""
+        return self.set_instead_of_inc
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        return [tuple(shapes[0])]
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[True], [True], *([False] for _ in node.inputs[2:])]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """For ``x``: the gradient (with the written part zeroed for a set); for ``y``: the
+        gradient's indexed part (only where its write survives), summed where ``y`` was
+        broadcast; the index is disconnected."""
+        x, y, *idx = inputs
+        (g,) = output_grads
+        rest = [_no_grad() for _ in idx]
+        if not is_float(x):
+            return [_zero_grad(x), _zero_grad(y), *rest]
+        write = self._variant(set_instead_of_inc=True)
+        gx = write(g, np.zeros((), g.type.dtype), *idx) if self.set_instead_of_inc else g
+        gy = _zero_grad(y)
+        if is_float(y):
+            read = self._read_op()
+            taken = read(g, *idx)
+            if self._keeps_last_write():
+                taken = taken * _surviving_writes(
+                    x, taken, lambda b, v: write(b, v, *idx), lambda w: read(w, *idx)
+                )
+            gy = sum_to_value(taken, y)
+        return [_grad_like(gx, x), gy, *rest]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        """The same write of the tangents (zeros for a disconnected one)."""
+        x, _, *idx = inputs
+        ex, ey = eval_points[:2]
+        if _disconnected(ex) and _disconnected(ey):
+            return [_no_grad()]
+        ex = _zero_grad(x) if _disconnected(ex) else ex
+        if _disconnected(ey):
+            if not self.set_instead_of_inc:
+                return [ex]  # nothing added to the tangent of x
+            ey = np.zeros((), x.type.dtype)
+        return [self._variant()(ex, ey, *idx)]

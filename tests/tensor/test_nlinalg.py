@@ -12,7 +12,6 @@ import pytest
 import scipy.linalg as sl
 
 import arignote.tensor as pt
-from arignote import function
 from arignote.tensor import linalg, nlinalg, slinalg
 from arignote.tensor.nlinalg import (
     SVD,
@@ -36,18 +35,10 @@ from arignote.tensor.nlinalg import (
     svd,
     trace,
 )
+from tests.tensor.test_slinalg import ev, mat, rng, spd
 from tests.tensor.utils import assert_infer_shape
 
 RTOL = {"float64": 1e-9, "float32": 2e-4}
-
-
-def rng(seed: int = 0) -> np.random.Generator:
-    return np.random.default_rng(seed)
-
-
-def spd(n: int, seed: int = 0, batch: tuple = ()) -> np.ndarray:
-    x = rng(seed).normal(size=(*batch, n, n))
-    return x @ np.swapaxes(x, -1, -2) + n * np.eye(n)
 
 
 def general(*shape: int, seed: int = 1) -> np.ndarray:
@@ -55,16 +46,8 @@ def general(*shape: int, seed: int = 1) -> np.ndarray:
     return rng(seed).normal(size=shape) + m * np.eye(m, n)
 
 
-def mat(name: str, dtype: str = "float64", shape: tuple = (None, None)) -> Any:
-    return pt.tensor(name, dtype=dtype, shape=shape)
-
-
 def close(got: Any, want: Any, dtype: str = "float64") -> None:
     np.testing.assert_allclose(got, want, rtol=RTOL[dtype], atol=RTOL[dtype])
-
-
-def ev(out: Any, givens: dict) -> Any:
-    return function(list(givens), out, on_unused_input="ignore")(*givens.values())
 
 
 # --- inverse, determinants ---------------------------------------------------------------------

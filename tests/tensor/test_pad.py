@@ -98,6 +98,47 @@ def test_pad_static_shapes_0d_and_empty():
     np.testing.assert_array_equal(ev(pt.pad(r, 2, mode="reflect"), {r: np.array([4.0])}), [4.0] * 5)
 
 
+@pytest.mark.parametrize("case", MODES, ids=_mode_id)
+def test_pad_mixed_widths_keep_static_shapes(case):
+    # constant widths beside symbolic ones keep the static lengths they give
+    mode, kw = case
+    x, k = pt.tensor("x", dtype="float64", shape=(3, 4, 2)), pt.lscalar("k")
+    widths = ((k, 1), (pt.constant(2), np.int64(3)), (0, 0))  # constants of any kind
+    out = pt.pad(x, widths, mode=mode, **_per_axis(kw, 3))
+    assert out.type.shape == (None, 9, 2)
+    X = RNG.normal(size=(3, 4, 2))
+    expected = np.pad(X, ((2, 1), (2, 3), (0, 0)), mode=mode, **_per_axis(kw, 3))
+    np.testing.assert_allclose(ev(out, {x: X, k: 2}), expected, rtol=1e-13, atol=1e-13)
+
+
+def _per_axis(kw, ndim):
+    """``kw`` with its per-axis pairs (given for 2 axes) repeated to ``ndim`` axes."""
+    return {k: v if np.ndim(v) < 2 else tuple(v) + (v[-1],) * (ndim - len(v)) for k, v in kw.items()}
+
+
+def test_pad_mixed_keywords_and_entry_errors():
+    x, c, n = pt.dmatrix("x"), pt.dscalar("c"), pt.lscalar("n")
+    X = RNG.normal(size=(3, 4))
+    got = ev(pt.pad(x, 1, constant_values=((c, 2.0), (0, c))), {x: X, c: -3.0})
+    np.testing.assert_array_equal(got, np.pad(X, 1, constant_values=((-3.0, 2.0), (0, -3.0))))
+    got = ev(pt.pad(x, 2, mode="maximum", stat_length=((n, 1), (2, n))), {x: X, n: 2})
+    np.testing.assert_array_equal(got, np.pad(X, 2, mode="maximum", stat_length=((2, 1), (2, 2))))
+    k = pt.lscalar("k")
+    with pytest.raises(ValueError, match="each entry of pad_width must be a scalar, got v of Type"):
+        pt.pad(x, ((k, pt.lvector("v")), (0, 0)))
+    with pytest.raises(TypeError, match="pad_width must be integers, got 1.5"):
+        pt.pad(x, ((k, 1.5), (0, 0)))
+    with pytest.raises(TypeError, match="pad_width must be integers, got d of Type"):
+        pt.pad(x, ((k, pt.dscalar("d")), (0, 0)))
+    with pytest.raises(ValueError, match="pad_width must be non-negative, got -1"):
+        pt.pad(x, ((k, -1), (0, 0)))
+    with pytest.raises(ValueError, match="stat_length of 0"):
+        pt.pad(x, 1, mode="mean", stat_length=((k, 0), (1, 1)))
+    fn = function([x, k], pt.pad(x, ((k, 1), (0, 0))))
+    with pytest.raises(ValueError, match="pad: pad_width must be non-negative; got"):
+        fn(X, -2)
+
+
 @pytest.mark.parametrize("mode", ["constant", "edge", "wrap", "symmetric", "reflect", "mean", "linear_ramp"])
 def test_pad_symbolic_widths(mode):
     x, w = pt.dmatrix("x"), pt.lmatrix("w")

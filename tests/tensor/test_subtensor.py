@@ -59,10 +59,6 @@ BASIC_INDICES = [
 ]
 
 
-def _np_index(index: Any) -> Any:
-    return index
-
-
 @pytest.mark.parametrize("index", BASIC_INDICES, ids=repr)
 def test_basic_index_values_and_static_shape(index: Any) -> None:
     expected = XV[index]
@@ -460,7 +456,7 @@ def test_inplace_prop_and_destroy_map() -> None:
     node = out.owner
     xv = np.zeros(3)
     storage = [[None]]
-    node.op.perform(node, [xv, np.asarray(1.0), *()], storage)
+    node.op.perform(node, [xv, np.asarray(1.0)], storage)
     assert storage[0][0] is xv and xv.tolist() == [0.0, 1.0, 1.0]
 
 

@@ -215,6 +215,32 @@ def test_bad_index_arrays() -> None:
         x[np.ones((2, 2, 2), bool)]
 
 
+def test_bad_op_construction() -> None:
+    """The idx_list of the advanced Ops is checked like the basic one."""
+    with pytest.raises(TypeError, match=r"slice .* must have int, 0-d integer TensorType or None parts"):
+        AdvancedSubtensor((slice(pt.dscalar().type, None), pt.lvector().type))
+    with pytest.raises(TypeError, match="must have int"):
+        AdvancedIncSubtensor((slice(True, None), pt.lvector().type))
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        AdvancedSubtensor((slice(None, None, 0), pt.lvector().type))
+    with pytest.raises(TypeError, match="index entries must be integer or boolean"):
+        AdvancedSubtensor((pt.dvector().type,))
+    with pytest.raises(TypeError, match=r"invalid index entry 1\.5: expected an int, a slice"):
+        AdvancedSubtensor((1.5,))
+    with pytest.raises(IndexError, match="single ellipsis"):
+        AdvancedSubtensor((Ellipsis, Ellipsis))
+    x = pt.dmatrix("x")
+    with pytest.raises(IndexError, match=r"AdvancedSubtensor\{idx, idx, idx\}: too many indices for x"):
+        AdvancedSubtensor((pt.lvector().type,) * 3)(x, *(pt.lvector() for _ in range(3)))
+    with pytest.raises(TypeError, match="index input 0.*expects a 1-d int64"):
+        AdvancedSubtensor((pt.lvector().type,))(x, pt.ivector())
+    # props with an idx_list: equal Ops hash alike, and every prop counts
+    op = AdvancedIncSubtensor((slice(1, None), pt.lvector().type), ignore_duplicates=True)
+    same = AdvancedIncSubtensor((slice(1, None), pt.lvector().type), ignore_duplicates=True)
+    assert op == same and hash(op) == hash(same)
+    assert op != AdvancedIncSubtensor((slice(1, None), pt.lvector().type))
+
+
 # --- inc / set ----------------------------------------------------------------------------
 
 

@@ -12,7 +12,7 @@ import pytest
 import arignote.tensor as pt
 from arignote import function
 from arignote.gradient import DisconnectedInputError, grad, jacobian
-from arignote.graph.traversal import apply_ancestors
+from arignote.graph.traversal import apply_ancestors, graph_inputs
 from arignote.tensor.batching import Batched, vectorize_graph
 from arignote.tensor.subtensor import (
     AdvancedIncSubtensor,
@@ -261,8 +261,6 @@ def test_batch_rules(case: str) -> None:
 
 
 def _inputs(v: Any) -> list:
-    from arignote.graph.traversal import graph_inputs
-
     return [i for i in graph_inputs([v]) if i.owner is None and not hasattr(i, "data")]
 
 

@@ -43,6 +43,7 @@ from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import register_rewrite
 from arignote.tensor.basic import as_tensor_variable, expand_dims
 from arignote.tensor.batching import batch_length, register_batch_rule
+from arignote.tensor.blockwise import _broadcast_static, parse_gufunc_signature
 from arignote.tensor.math import eq, switch
 from arignote.tensor.random.type import RandomType, random_generator_type
 from arignote.tensor.random.utils import (
@@ -51,7 +52,7 @@ from arignote.tensor.random.utils import (
     normalize_size_param,
     static_size_entries,
 )
-from arignote.tensor.shape import MakeVector, ShapeError, shape_tuple
+from arignote.tensor.shape import ShapeError, _no_grad, shape_tuple
 from arignote.tensor.type import TensorType
 from arignote.tensor.type_other import NoneConst, NoneTypeT
 
@@ -61,20 +62,6 @@ __all__ = ["DefaultGeneratorMakerOp", "RNGConsumerOp", "RandomVariable", "defaul
 # --- signatures ---------------------------------------------------------------------------
 
 _GROUPS = re.compile(r"(\([\w,]*\))(,\([\w,]*\))*")
-
-
-def _parse_groups(text: str, signature: str) -> list[tuple[str, ...]]:
-    if text == "":
-        return []
-    if not _GROUPS.fullmatch(text):
-        raise ValueError(f"invalid signature {signature!r}: expected something like '(),(n,n)->(n)'")
-    return [tuple(d for d in g.split(",") if d) for g in re.findall(r"\(([\w,]*)\)", text)]
-
-
-@functools.lru_cache(maxsize=256)
-def _parse(signature: str) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]:
-    inputs, output = _parse_uncached(signature)
-    return tuple(inputs), output
 
 
 def parse_signature(signature: str) -> tuple[list[tuple[str, ...]], tuple[str, ...]]:
@@ -90,12 +77,13 @@ def parse_signature(signature: str) -> tuple[list[tuple[str, ...]], tuple[str, .
     return list(inputs), output
 
 
-def _parse_uncached(signature: str) -> tuple[list[tuple[str, ...]], tuple[str, ...]]:
-    if signature.count("->") != 1:
+@functools.lru_cache(maxsize=256)
+def _parse(signature: str) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]:
+    # stricter than parse_gufunc_signature on the syntax: groups separated by single commas
+    sides = signature.replace(" ", "").split("->")
+    if len(sides) != 2 or not all(_GROUPS.fullmatch(side) for side in sides if side):
         raise ValueError(f"invalid signature {signature!r}: expected something like '(),(n,n)->(n)'")
-    lhs, rhs = signature.replace(" ", "").split("->")
-    inputs = _parse_groups(lhs, signature)
-    outputs = _parse_groups(rhs, signature)
+    inputs, outputs = parse_gufunc_signature(signature)
     if len(outputs) != 1:
         raise ValueError(f"invalid signature {signature!r}: a random variable has exactly one output")
     return inputs, outputs[0]
@@ -326,7 +314,7 @@ class RandomVariable(RNGConsumerOp):
         against the parameters' batch shapes), else the parameters' broadcast batch shape."""
         batch_shapes = [p.type.shape[: p.type.ndim - nd] for p, nd in zip(params, self.ndims_params)]
         if isinstance(size.type, NoneTypeT):
-            return self._broadcast_static(batch_shapes)
+            return self._broadcast_static(batch_shapes, params)
         entries = static_size_entries(size)
         out = list(entries)
         n = len(entries)
@@ -351,22 +339,14 @@ class RandomVariable(RNGConsumerOp):
                 out[j] = s_p  # a valid call has size[j] == s_p
         return tuple(out)
 
-    def _broadcast_static(self, batch_shapes: Sequence[tuple]) -> tuple[int | None, ...]:
-        ndim = max((len(bs) for bs in batch_shapes), default=0)
-        out: list[int | None] = []
-        for d in range(ndim):
-            lengths = [bs[len(bs) - ndim + d] for bs in batch_shapes if len(bs) - ndim + d >= 0]
-            known = {s for s in lengths if s is not None and s != 1}
-            if len(known) > 1:
-                shapes = ", ".join(
-                    f"{self._param_label(i)}: {tuple(bs)}" for i, bs in enumerate(batch_shapes)
-                )
-                raise ValueError(f"{self}: the parameters' batch shapes do not broadcast ({shapes})")
-            if known:
-                out.append(known.pop())
-            else:
-                out.append(1 if all(s == 1 for s in lengths) else None)
-        return tuple(out)
+    def _broadcast_static(
+        self, batch_shapes: Sequence[tuple], params: Sequence[Variable]
+    ) -> tuple[int | None, ...]:
+        try:
+            return _broadcast_static(batch_shapes, params, self)
+        except ValueError:  # said again with the parameters' names
+            shapes = ", ".join(f"{self._param_label(i)}: {tuple(bs)}" for i, bs in enumerate(batch_shapes))
+            raise ValueError(f"{self}: the parameters' batch shapes do not broadcast ({shapes})") from None
 
     def _static_core_shape(self, params: Sequence[Variable]) -> tuple[int | None, ...]:
         """The core shape of a draw as far as the parameters' static shapes tell (and
@@ -497,24 +477,18 @@ class RandomVariable(RNGConsumerOp):
     def pullback(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
-        from arignote.gradient import disconnected_type
-
-        return [disconnected_type() for _ in inputs]
+        return [_no_grad() for _ in inputs]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        from arignote.gradient import disconnected_type
-
-        return [disconnected_type() for _ in outputs]
+        return [_no_grad() for _ in outputs]
 
 
 def _vector_entries(v: Variable) -> list:
     """The entries of an int vector of static length: ints where constant, else Variables."""
     if isinstance(v, Constant):
         return [int(s) for s in v.data]
-    if v.owner is not None and isinstance(v.owner.op, MakeVector):
-        return list(v.owner.inputs)
     from arignote.tensor.join import _unpack_vector
 
     return _unpack_vector(v, v.type.shape[0])
@@ -562,9 +536,7 @@ class DefaultGeneratorMakerOp(Op):
     def pullback(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
-        from arignote.gradient import disconnected_type
-
-        return [disconnected_type()]
+        return [_no_grad()]
 
 
 default_rng = DefaultGeneratorMakerOp()
@@ -608,20 +580,17 @@ def random_make_inplace(fgraph: Any, node: Apply) -> list[Variable] | None:
     rng = node.inputs[0]
     if any(client is not node for client, _ in fgraph.clients.get(rng, ())):
         return None  # another node (or the function's outputs) reads the generator too
+    update_mapping = getattr(fgraph, "update_mapping", None) or {}
     if rng.owner is None:
         if rng not in fgraph.inputs:
             return None
         k = fgraph.inputs.index(rng)
-        updates = [
-            fgraph.outputs[o] for o, i in (getattr(fgraph, "update_mapping", None) or {}).items() if i == k
-        ]
-        if updates != [node.outputs[0]]:
+        if [fgraph.outputs[o] for o, i in update_mapping.items() if i == k] != [node.outputs[0]]:
             return None
     elif not (isinstance(rng.owner.op, RandomVariable) and not rng.owner.op.inplace and rng.index == 0):
         return None
-    update_outputs = set(getattr(fgraph, "update_mapping", None) or {})
     for client, _ in fgraph.clients.get(node.outputs[0], ()):
-        if isinstance(client.op, Output) and client.op.idx not in update_outputs:
+        if isinstance(client.op, Output) and client.op.idx not in update_mapping:
             return None  # the caller gets the next state: it must not move on in the next call
     inplace_op = type(op)(**{**op._props_dict(), "inplace": True})
     return Apply(inplace_op, list(node.inputs), [o.type() for o in node.outputs]).outputs

@@ -98,9 +98,8 @@ class RandomGeneratorSharedVariable(SharedVariable, RandomGeneratorVariable):
         """Set the generator (copied unless ``borrow``), or ``seed=``: a new
         ``numpy.random.default_rng(seed)``."""
         if new_value is None:
-            new_value, borrow = _generator_value(None, seed), True
-        elif seed is not _UNSET:
-            raise ValueError("give a generator or a seed, not both")
+            borrow = True  # a generator made here is nobody else's
+        new_value = _generator_value(new_value, seed)
         super().set_value(random_generator_type.filter(new_value), borrow=borrow)
 
 

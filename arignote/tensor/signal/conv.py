@@ -38,7 +38,9 @@ from arignote.scalar.type import upcast
 from arignote.tensor.basic import as_tensor_variable
 from arignote.tensor.blockwise import blockwise_apply
 from arignote.tensor.math import maximum, minimum
+from arignote.tensor.products import _product_rule
 from arignote.tensor.shape import _disconnected, _grad_like, _no_grad, shape_i
+from arignote.tensor.subtensor import flip
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import TensorVariable
 
@@ -101,6 +103,15 @@ class _Convolve(Op):
 
     # -- building -----------------------------------------------------------------------------
 
+    def _check_valid(self, n_shape: Sequence[int | None], k_shape: Sequence[int | None]) -> None:
+        """In "valid" mode, a ValueError for shapes of which neither dominates (static
+        shapes when the graph is built, the arrays' shapes when it runs)."""
+        if self.mode == "valid" and _dominance_clash(n_shape, k_shape):
+            raise ValueError(
+                f"{self}: in 'valid' mode one input must be at least as large as the other along every "
+                f"axis; in1 has shape {n_shape}, in2 has shape {k_shape}"
+            )
+
     def make_node(self, in1: Any, in2: Any) -> Apply:
         in1, in2 = as_tensor_variable(in1), as_tensor_variable(in2)
         for name, v in (("in1", in1), ("in2", in2)):
@@ -114,11 +125,7 @@ class _Convolve(Op):
             if 0 in v.type.shape:
                 raise ValueError(f"{self}: {name} ({v}, Type {v.type}) is empty; nothing to convolve")
         n_shape, k_shape = in1.type.shape, in2.type.shape
-        if self.mode == "valid" and _dominance_clash(n_shape, k_shape):
-            raise ValueError(
-                f"{self}: in 'valid' mode one input must be at least as large as the other along every "
-                f"axis; in1 has shape {n_shape}, in2 has shape {k_shape}"
-            )
+        self._check_valid(n_shape, k_shape)
         shape = tuple(_static_out_length(self.mode, n, k) for n, k in zip(n_shape, k_shape))
         out = TensorType(upcast(in1.type.dtype, in2.type.dtype), shape)()
         return Apply(self, [in1, in2], [out])
@@ -134,11 +141,7 @@ class _Convolve(Op):
             raise ValueError(
                 f"{self}: cannot convolve an empty array: in1 has shape {a.shape}, in2 has shape {b.shape}"
             )
-        if self.mode == "valid" and _dominance_clash(a.shape, b.shape):
-            raise ValueError(
-                f"{self}: in 'valid' mode one input must be at least as large as the other along every "
-                f"axis; in1 has shape {a.shape}, in2 has shape {b.shape}"
-            )
+        self._check_valid(a.shape, b.shape)
         out = self._convolve(a, b)
         output_storage[0][0] = np.asarray(out, dtype=node.outputs[0].type.dtype)
 
@@ -189,8 +192,8 @@ class _Convolve(Op):
 
             g = pad(g, widths, mode="constant")
         valid = self._with_mode("valid")
-        gx = valid(g, _reverse(h))
-        gh = valid(g, _reverse(x))
+        gx = valid(g, flip(h))
+        gh = valid(g, flip(x))
         return [_grad_like(gx, x), _grad_like(gh, h)]
 
     def pushforward(
@@ -198,28 +201,12 @@ class _Convolve(Op):
     ) -> list:
         """``conv(dx, h) + conv(x, dh)``: a convolution is bilinear (a missing tangent
         counts as zero)."""
-        x, h = inputs
-        dx, dh = eval_points
-        terms = []
-        if not _disconnected(dx):
-            terms.append(self(dx, h))
-        if not _disconnected(dh):
-            terms.append(self(x, dh))
-        if not terms:
-            return [_no_grad()]
-        out = terms[0] if len(terms) == 1 else terms[0] + terms[1]
-        return [out]
+        return _product_rule(self, inputs, eval_points)
 
 
 def _length(v: Variable, d: int) -> Length:
     s = v.type.shape[d]
     return s if s is not None else shape_i(v, d)
-
-
-def _reverse(v: Variable) -> Variable:
-    from arignote.tensor.subtensor import flip
-
-    return flip(v)
 
 
 class Convolve1d(_Convolve):
@@ -352,17 +339,5 @@ def _extend(in1: Variable, in2: Variable, mode: str, pad_mode: str, fillvalue: A
         # "full" sees k - 1 extended values on each side; "same" keeps in1's length
         widths.append((k - 1, k - 1) if mode == "full" else (k // 2, (k - 1) // 2))
     if pad_mode == "constant":
-        padded = pad(in1, widths, mode="constant", constant_values=fillvalue)
-    else:
-        padded = pad(in1, widths, mode=pad_mode)
-    # pad may not say what it knows statically; the batch lengths (a static 1 broadcasts
-    # against the other input's batch) and the padded core lengths are known here
-    static = tuple(
-        None if n is None or not isinstance(lo, int) or not isinstance(hi, int) else n + lo + hi
-        for n, (lo, hi) in zip(in1.type.shape, widths)
-    )
-    if static != padded.type.shape:
-        from arignote.tensor.shape import specify_shape
-
-        padded = specify_shape(padded, static)
-    return padded
+        return pad(in1, widths, mode="constant", constant_values=fillvalue)
+    return pad(in1, widths, mode=pad_mode)

@@ -28,7 +28,7 @@ from arignote.scalar.type import upcast
 from arignote.tensor.basic import as_tensor_variable, expand_dims, flatten
 from arignote.tensor.elemwise import normalize_axis
 from arignote.tensor.extra_ops_more import check_values
-from arignote.tensor.shape_utils import _length
+from arignote.tensor.shape import dim_length
 
 # Loaded on first use by arignote.tensor.basic: the other tensor modules (but shape_utils,
 # which needs only basic's own helpers) are used through ``pt`` when a graph is built.
@@ -83,7 +83,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None = 0) -> Variable:
             index.append(indices)
         else:  # the position along d itself, shaped to broadcast along d only
             others = tuple(k for k in range(ndim) if k != d)
-            index.append(expand_dims(pt.arange(_length(arr, d)), others))
+            index.append(expand_dims(pt.arange(dim_length(arr, d)), others))
     return arr[tuple(index)]
 
 
@@ -112,10 +112,10 @@ def choose(a: Any, choices: Any, mode: str = "raise") -> Variable:
             raise ValueError(
                 f"choose: choices must list the choices along its first axis, got the 0-d {stacked}"
             )
-        n = _length(stacked, 0)
+        n = dim_length(stacked, 0)
         probe = stacked[0]  # the shape of one choice, broadcast with a's
         a, _ = _broadcast_together([a, probe], "choose")
-        stacked = pt.alloc(stacked, n, *(_length(a, d) for d in range(a.type.ndim)))
+        stacked = pt.alloc(stacked, n, *(dim_length(a, d) for d in range(a.type.ndim)))
     a = pt.cast(a, "int64")
     if mode == "wrap":
         a = pt.mod(a, n)
@@ -204,7 +204,7 @@ class _NdGrid:
         ]
         if self.sparse:
             return shaped
-        full = [_length(r, 0) for r in ranges]
+        full = [dim_length(r, 0) for r in ranges]
         return [pt.alloc(r, *full) for r in shaped]
 
 

@@ -63,10 +63,9 @@ def register_batch_rule(*op_classes: type) -> Callable[[BatchRule], BatchRule]:
 
 def batch_length(v: Variable) -> Any:
     """The length of ``v``'s leading dimension: a Python int if static, else a Variable."""
-    from arignote.tensor.shape import shape_i
+    from arignote.tensor.shape import dim_length
 
-    s = v.type.shape[0]
-    return s if s is not None else shape_i(v, 0)
+    return dim_length(v, 0)
 
 
 def broadcast_batch(v: Variable, n: Any) -> Variable:

@@ -14,13 +14,11 @@ from typing import Any
 from arignote.graph.basic import Variable
 from arignote.tensor.alloc import alloc
 from arignote.tensor.batching import vectorize_graph
-from arignote.tensor.shape import _disconnected, _grad_like, reshape, shape_i
+from arignote.tensor.shape import _disconnected, _grad_like, dim_length, reshape
 
 
 def _dims(v: Variable, start: int, stop: int) -> list:
-    return [
-        s if s is not None else shape_i(v, d) for d, s in zip(range(start, stop), v.type.shape[start:stop])
-    ]
+    return [dim_length(v, d) for d in range(start, stop)]
 
 
 def _product(dims: Sequence[Any]) -> Any:

@@ -41,7 +41,15 @@ from arignote.tensor.basic import (
 from arignote.tensor.batching import register_batch_rule
 from arignote.tensor.math import cast, maximum, minimum
 from arignote.tensor.math import sum as tensor_sum
-from arignote.tensor.shape import _disconnected, _grad_like, _no_grad, _zero_grad, shape_i, specify_shape
+from arignote.tensor.shape import (
+    _disconnected,
+    _grad_like,
+    _no_grad,
+    _zero_grad,
+    dim_length,
+    shape_i,
+    specify_shape,
+)
 from arignote.tensor.type import TensorType
 
 __all__ = [
@@ -440,11 +448,6 @@ def _fill_value(a: Variable, val: Any, what: str) -> Variable:
     )
 
 
-def _length(x: Variable, d: int) -> Any:
-    s = x.type.shape[d]
-    return s if s is not None else shape_i(x, d)
-
-
 def fill_diagonal(a: Any, val: Any) -> Variable:
     """A copy of ``a`` with the scalar ``val`` on its main diagonal (``numpy.fill_diagonal``
     without ``wrap``): ``a[i, i]`` for ``i < min(a.shape)`` of a matrix, ``a[i, i, ..., i]``
@@ -468,7 +471,7 @@ def fill_diagonal(a: Any, val: Any) -> Variable:
     val = _fill_value(a, val, "fill_diagonal")
     if a.type.ndim == 2:
         n1, n2 = a.type.shape
-        n = min(n1, n2) if n1 is not None and n2 is not None else minimum(_length(a, 0), _length(a, 1))
+        n = min(n1, n2) if n1 is not None and n2 is not None else minimum(dim_length(a, 0), dim_length(a, 1))
         r = arange(n)
         return set_subtensor(a[r, r], val)
     known = {s for s in a.type.shape if s is not None}
@@ -519,7 +522,7 @@ def fill_diagonal_offset(a: Any, val: Any, offset: Any) -> Variable:
     k = _as_offset(offset, "fill_diagonal_offset")
     length: Any = _diag_len(*a.type.shape, k) if isinstance(k, int) else None
     if length is None:
-        length = _symbolic_diag_len(_length(a, 0), _length(a, 1), k)
+        length = _symbolic_diag_len(dim_length(a, 0), dim_length(a, 1), k)
     row0, col0 = _diag_start(k)
     t = arange(length, dtype="int64")
     return set_subtensor(a[t + row0, t + col0], val)

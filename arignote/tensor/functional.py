@@ -30,8 +30,8 @@ from arignote.tensor.basic import as_tensor_variable
 from arignote.tensor.batching import vectorize_graph as _vectorize_one
 from arignote.tensor.blockwise import parse_gufunc_signature
 from arignote.tensor.blockwise_grad import _dims, _flat
-from arignote.tensor.shape import reshape
-from arignote.tensor.shape_utils import _broadcast_lengths, _length
+from arignote.tensor.shape import dim_length, reshape
+from arignote.tensor.shape_utils import _broadcast_lengths
 from arignote.tensor.type import TensorType
 
 __all__ = ["vectorize", "vectorize_graph"]
@@ -76,7 +76,7 @@ def _batch_shape(values: list[Variable], extras: list[int]) -> list:
     """The broadcast of the values' batch shapes (right-aligned): a length per dimension, a
     Python int where one is static."""
     try:
-        return _broadcast_lengths([[_length(v, d) for d in range(e)] for v, e in zip(values, extras)], "")
+        return _broadcast_lengths([[dim_length(v, d) for d in range(e)] for v, e in zip(values, extras)], "")
     except ValueError:
         lengths = ", ".join(f"{v} ({v.type})" for v in values)
         raise ValueError(

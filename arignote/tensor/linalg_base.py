@@ -26,7 +26,7 @@ from arignote.tensor.basic import as_tensor_variable, constant, transpose
 from arignote.tensor.batching import register_batch_rule
 from arignote.tensor.blockwise import Blockwise, blockwise_apply
 from arignote.tensor.diag import alloc_diag, diagonal
-from arignote.tensor.shape import _disconnected, _no_grad, shape_i
+from arignote.tensor.shape import _disconnected, _no_grad, dim_length, shape_i
 
 __all__ = ["apply_core", "lapack_dtype", "real_dtype"]
 
@@ -159,10 +159,7 @@ def sym(x: Variable) -> Variable:
     return (x + mT(x)) * const(0.5, x.type.dtype)
 
 
-def length(x: Variable, d: int) -> Any:
-    """The length of ``x`` on dimension ``d``: a Python int when static, else a Variable."""
-    s = x.type.shape[d]
-    return s if s is not None else shape_i(x, d % x.type.ndim)
+length = dim_length
 
 
 def eye_like(x: Variable, dtype: str | None = None) -> Variable:

@@ -23,7 +23,7 @@ import arignote.tensor as pt
 from arignote.graph.basic import Constant, Variable
 from arignote.tensor.basic import as_tensor_variable, expand_dims
 from arignote.tensor.extra_ops_more import check_values
-from arignote.tensor.shape_utils import _length
+from arignote.tensor.shape import dim_length
 from arignote.tensor.subtensor_index import slice_at_axis
 
 __all__ = ["pad"]
@@ -119,7 +119,7 @@ def _entry(e: Any, what: str, integer: bool) -> Any:
 def _block(value: Any, x: Variable, axis: int, width: Length) -> Variable:
     """``value`` (a scalar or a slice of ``x`` of length 1 along ``axis``) broadcast to
     ``x``'s shape with ``width`` along ``axis``, in ``x``'s dtype."""
-    shape = [width if d == axis else _length(x, d) for d in range(x.type.ndim)]
+    shape = [width if d == axis else dim_length(x, d) for d in range(x.type.ndim)]
     return pt.alloc(pt.cast(value, x.type.dtype), *shape)
 
 
@@ -142,7 +142,7 @@ def _folded(x: Variable, axis: int, positions: Variable, mode: str, odd: bool) -
     for ``reflect``). Odd reflection mirrors values about the edge too: a mirrored element
     becomes ``2 * x[-1] - x[k]`` and each period adds ``2 * (x[-1] - x[0])``.
     """
-    n = _length(x, axis)  # a Python int where static, so the result's length stays static
+    n = dim_length(x, axis)  # a Python int where static, so the result's length stays static
     if mode == "wrap":
         return pt.take(x, pt.mod(positions, n), axis=axis)
     if mode == "symmetric":
@@ -170,7 +170,7 @@ def _stat_block(x: Variable, axis: int, width: Length, mode: str, length: Any, a
     elif at_start:
         region = x[slice_at_axis(slice(0, length), axis)]
     else:
-        n = _length(x, axis)
+        n = dim_length(x, axis)
         static = isinstance(n, int) and isinstance(length, int)
         start = max(n - length, 0) if static else pt.maximum(n - length, 0)
         region = x[slice_at_axis(slice(start, None), axis)]
@@ -218,7 +218,7 @@ def _pad_axis(x: Variable, axis: int, widths: tuple[Length, Length], mode: str, 
             lo, hi = options["end_values"][axis]
             blocks = [_ramp(x, axis, before, lo, True), x, _ramp(x, axis, after, hi, False)]
         else:
-            n = _length(x, axis)
+            n = dim_length(x, axis)
             odd = options.get("reflect_type") == "odd"
             left = _folded(x, axis, pt.arange(-before, 0, dtype="int64"), mode, odd)
             right = _folded(x, axis, pt.arange(n, n + after, dtype="int64"), mode, odd)

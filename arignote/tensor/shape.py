@@ -170,6 +170,13 @@ def shape_i(x: Any, i: int) -> Variable:
     return Shape_i(i % max(1, x.type.ndim))(x)
 
 
+def dim_length(x: Variable, d: int) -> Any:
+    """The length of ``x`` on dimension ``d``: a Python int when static (so static shape
+    arithmetic stays static), else a 0-d int64 ``Shape_i`` Variable."""
+    s = x.type.shape[d]
+    return s if s is not None else Shape_i(d % max(1, x.type.ndim))(x)
+
+
 def shape_tuple(x: Any) -> tuple:
     """The shape of ``x`` as a tuple: Python ints where static, symbolic scalars elsewhere."""
     x = as_tensor_variable(x)

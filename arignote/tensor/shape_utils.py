@@ -45,8 +45,8 @@ from arignote.tensor.shape import (
     Shape,
     Shape_i,
     SpecifyShape,
+    dim_length,
     reshape,
-    shape_i,
     shape_tuple,
     specify_shape,
 )
@@ -83,12 +83,6 @@ def _int_arg(value: Any, what: str) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{what} must be an int, got {value!r} of type {type(value).__name__}")
     return int(value)
-
-
-def _length(x: Variable, d: int) -> Any:
-    """Length ``d`` of ``x``: an int when static, else a 0-d int64 Variable."""
-    s = x.type.shape[d]
-    return s if s is not None else shape_i(x, d)
 
 
 def _static(v: Any) -> int | None:
@@ -373,7 +367,7 @@ def concat_with_broadcast(tensor_list: Sequence[Any], axis: int = 0) -> Variable
     (ax,) = normalize_axis(_int_arg(axis, "concat_with_broadcast: axis"), ndim, "concat_with_broadcast: axis")
     others = [d for d in range(ndim) if d != ax]
     try:
-        common = _broadcast_lengths([[_length(t, d) for d in others] for t in tensors], "")
+        common = _broadcast_lengths([[dim_length(t, d) for d in others] for t in tensors], "")
     except ValueError:
         shown = ", ".join(str(t.type.shape) for t in tensors)
         raise ValueError(
@@ -383,7 +377,7 @@ def concat_with_broadcast(tensor_list: Sequence[Any], axis: int = 0) -> Variable
     parts = []
     for t in tensors:
         target = list(common)
-        target.insert(ax, _length(t, ax))
+        target.insert(ax, dim_length(t, ax))
         parts.append(alloc(t, *target) if _needs_alloc(t, target) else t)
     return join(ax, *parts)
 
@@ -485,7 +479,7 @@ def _as_shift(shift: Any, what: str) -> Any:
 
 
 def _roll_axis(x: Variable, shift: Any, axis: int) -> Variable:
-    n = _length(x, axis)
+    n = dim_length(x, axis)
     if isinstance(n, int) and isinstance(shift, int):
         if n == 0 or shift % n == 0:
             return x

@@ -39,7 +39,7 @@ from arignote.tensor.basic import as_tensor_variable
 from arignote.tensor.blockwise import blockwise_apply
 from arignote.tensor.math import maximum, minimum
 from arignote.tensor.products import _product_rule
-from arignote.tensor.shape import _disconnected, _grad_like, _no_grad, shape_i
+from arignote.tensor.shape import _disconnected, _grad_like, _no_grad, dim_length
 from arignote.tensor.subtensor import flip
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import TensorVariable
@@ -62,7 +62,7 @@ def _check_mode(mode: Any, what: str) -> str:
     return mode
 
 
-def _static_out_length(mode: str, n: int | None, k: int | None) -> int | None:
+def _static_outdim_length(mode: str, n: int | None, k: int | None) -> int | None:
     if mode == "same":
         return n
     if n is None or k is None:
@@ -126,7 +126,7 @@ class _Convolve(Op):
                 raise ValueError(f"{self}: {name} ({v}, Type {v.type}) is empty; nothing to convolve")
         n_shape, k_shape = in1.type.shape, in2.type.shape
         self._check_valid(n_shape, k_shape)
-        shape = tuple(_static_out_length(self.mode, n, k) for n, k in zip(n_shape, k_shape))
+        shape = tuple(_static_outdim_length(self.mode, n, k) for n, k in zip(n_shape, k_shape))
         out = TensorType(upcast(in1.type.dtype, in2.type.dtype), shape)()
         return Apply(self, [in1, in2], [out])
 
@@ -166,7 +166,7 @@ class _Convolve(Op):
         after it along each axis."""
         widths = []
         for d in range(self.ndim):
-            n, k = _length(x, d), _length(h, d)
+            n, k = dim_length(x, d), dim_length(h, d)
             if self.mode == "full":
                 widths.append((0, 0))
             elif self.mode == "same":
@@ -202,11 +202,6 @@ class _Convolve(Op):
         """``conv(dx, h) + conv(x, dh)``: a convolution is bilinear (a missing tangent
         counts as zero)."""
         return _product_rule(self, inputs, eval_points)
-
-
-def _length(v: Variable, d: int) -> Length:
-    s = v.type.shape[d]
-    return s if s is not None else shape_i(v, d)
 
 
 class Convolve1d(_Convolve):
@@ -335,7 +330,7 @@ def _extend(in1: Variable, in2: Variable, mode: str, pad_mode: str, fillvalue: A
 
     widths: list[tuple[Length, Length]] = [(0, 0)] * (in1.type.ndim - 2)
     for d in (in2.type.ndim - 2, in2.type.ndim - 1):
-        k = _length(in2, d)
+        k = dim_length(in2, d)
         # "full" sees k - 1 extended values on each side; "same" keeps in1's length
         widths.append((k - 1, k - 1) if mode == "full" else (k // 2, (k - 1) // 2))
     if pad_mode == "constant":

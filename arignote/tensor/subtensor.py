@@ -367,3 +367,13 @@ def _batch_inc_subtensor(op: IncSubtensor, node: Apply, args: list, flags: list)
     y = batched_value(y, flags[1], core_ndim, 0)
     new = IncSubtensor((slice(None), *op.idx_list), set_instead_of_inc=op.set_instead_of_inc)
     return [(new(x, y, *idx), True)]
+
+
+def __getattr__(name: str) -> object:
+    # PyTensor users also import these from here; they live in shape_utils, which imports
+    # this module's neighbours, so they are looked up on first use
+    if name in ("specify_broadcastable", "get_vector_length", "get_scalar_constant_value"):
+        from arignote.tensor import shape_utils
+
+        return getattr(shape_utils, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -536,3 +536,14 @@ def test_graphs_with_indexing_pickle() -> None:
     xv = np.arange(6.0).reshape(2, 3)
     np.testing.assert_array_equal(out2.eval({x2: xv, i2: 1}), out.eval({x: xv, i: 1}))
     assert out2.owner.inputs[0].owner.op == out.owner.inputs[0].owner.op
+
+
+def test_pytensor_names_importable_from_this_module() -> None:
+    from arignote.tensor import shape_utils
+    from arignote.tensor.subtensor import get_scalar_constant_value, get_vector_length, specify_broadcastable
+
+    assert specify_broadcastable is shape_utils.specify_broadcastable
+    assert get_vector_length(pt.as_tensor_variable([1, 2, 3])) == 3
+    assert get_scalar_constant_value(pt.constant(4)) == 4
+    with pytest.raises(ImportError):
+        from arignote.tensor.subtensor import no_such_name  # noqa: F401

@@ -72,7 +72,6 @@ from arignote.tensor.subtensor_index import (  # noqa: F401  (get_idx_list, slic
     to_idx_list,
     value_like,
 )
-from arignote.tensor.type import TensorType
 
 __all__ = ["inc_subtensor", "set_subtensor", "take", "slice_at_axis", "flip"]
 
@@ -117,11 +116,6 @@ class Subtensor(ReadsPart, PicklableIndex, Op):
 
     __hash__ = idx_op_hash
 
-    def make_node(self, x: Any, *inputs: Any) -> Apply:
-        x = as_tensor_variable(x)
-        idx, shape = checked_part(self, x, inputs)
-        return Apply(self, [x, *idx], [TensorType(x.type.dtype, shape)()])
-
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         x, *vals = inputs
         try:
@@ -165,13 +159,6 @@ class IncSubtensor(WritesPart, PicklableIndex, Op):
         self.destroy_map = {0: [0]} if self.inplace else {}
 
     __hash__ = idx_op_hash
-
-    def make_node(self, x: Any, y: Any, *inputs: Any) -> Apply:
-        x = as_tensor_variable(x)
-        y = as_tensor_variable(y)
-        idx, target = checked_part(self, x, inputs)
-        check_inc_value(x, y, target, str(self))
-        return Apply(self, [x, y, *idx], [TensorType(x.type.dtype, x.type.shape)()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         x, y, *vals = inputs

@@ -197,11 +197,6 @@ class AdvancedSubtensor(ReadsPart, PicklableIndex, Op):
 
     __hash__ = idx_op_hash
 
-    def make_node(self, x: Any, *inputs: Any) -> Apply:
-        x = as_tensor_variable(x)
-        idx, shape = checked_part(self, x, inputs)
-        return Apply(self, [x, *idx], [TensorType(x.type.dtype, shape)()])
-
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         x, *vals = inputs
         try:
@@ -241,13 +236,6 @@ class AdvancedIncSubtensor(WritesPart, PicklableIndex, Op):
         self.destroy_map = {0: [0]} if self.inplace else {}
 
     __hash__ = idx_op_hash
-
-    def make_node(self, x: Any, y: Any, *inputs: Any) -> Apply:
-        x = as_tensor_variable(x)
-        y = as_tensor_variable(y)
-        idx, target = checked_part(self, x, inputs)
-        check_inc_value(x, y, target, str(self))
-        return Apply(self, [x, y, *idx], [TensorType(x.type.dtype, x.type.shape)()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         x, y, *vals = inputs

@@ -794,6 +794,12 @@ class ReadsPart:
     idx_list: tuple
     _inc_op: Callable[[], Op]
 
+    def make_node(self, x: Any, *inputs: Any) -> Apply:
+        """For the Ops indexed by an ``idx_list`` (the row-index Op has its own)."""
+        x = as_tensor_variable(x)
+        idx, shape = checked_part(self, x, inputs)
+        return Apply(self, [x, *idx], [TensorType(x.type.dtype, shape)()])
+
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
         inferred = indexed_shape(shapes[0], self.idx_list, node.inputs[1:], shapes[1:], SymbolicLengths())
         static = node.outputs[0].type.shape
@@ -834,6 +840,14 @@ class WritesPart:
 
     set_instead_of_inc: bool
     _read_op: Callable[[], Op]
+
+    def make_node(self, x: Any, y: Any, *inputs: Any) -> Apply:
+        """For the Ops indexed by an ``idx_list`` (the row-index Op has its own)."""
+        x = as_tensor_variable(x)
+        y = as_tensor_variable(y)
+        idx, target = checked_part(self, x, inputs)
+        check_inc_value(x, y, target, str(self))
+        return Apply(self, [x, y, *idx], [TensorType(x.type.dtype, x.type.shape)()])
 
     def _variant(self, **changes: Any) -> Op:
         """This Op working out of place, with ``changes`` to its other props."""

@@ -7,10 +7,10 @@ for what is implemented.
 # importing arignote.tensor registers the tensor shared-variable constructor and the
 # tensor rewrite rules
 import arignote.tensor  # noqa: F401
+from arignote._gradient.derivatives import grad
 from arignote.compile import In, Mode, Out, function, get_mode, shared
 from arignote.compile.builders import OpFromGraph
 from arignote.configdefaults import config
-from arignote.gradient import grad
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import Op

@@ -25,10 +25,15 @@ from typing import Any
 
 import numpy as np
 
+from arignote._gradient.terms import _float_zeros_like
+from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Variable
+from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
-from arignote.tensor.basic import as_tensor_variable, constant
+from arignote.tensor.alloc import zeros_like
+from arignote.tensor.conversion import as_tensor_variable, constant
 from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import cast
 
 __all__ = ["IfElse", "ifelse"]
 
@@ -206,15 +211,11 @@ class IfElse(Op):
         """The condition gets a zero gradient; ``then_i`` gets ``g_i`` where the condition
         held and zeros otherwise, ``else_i`` the other way round. Both are IfElse nodes on
         the same condition, so the untaken branch's values are not computed for them."""
-        from arignote.gradient import _float_zeros_like, _is_disconnected, disconnected_type
-        from arignote.tensor.alloc import zeros_like
-        from arignote.tensor.math import cast
-
         n = self.n_outs
         cond, thens, elses = inputs[0], inputs[1 : 1 + n], inputs[1 + n :]
         then_terms, else_terms = [], []
         for g, t, e in zip(output_grads, thens, elses):
-            if _is_disconnected(g):
+            if is_disconnected(g):
                 then_terms.append(disconnected_type())
                 else_terms.append(disconnected_type())
                 continue
@@ -227,18 +228,14 @@ class IfElse(Op):
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Variable]
     ) -> list:
         """The tangent of output ``i`` is the chosen branch's tangent."""
-        from arignote.gradient import _float_zeros_like, _is_disconnected
-
         n = self.n_outs
         ts = list(tangents[1:])
-        branches = [_float_zeros_like(v) if _is_disconnected(t) else t for v, t in zip(inputs[1:], ts)]
+        branches = [_float_zeros_like(v) if is_disconnected(t) else t for v, t in zip(inputs[1:], ts)]
         return IfElse(n)(inputs[0], *branches, return_list=True)
 
 
 def _fit(g: Variable, x: Variable, cast: Any) -> Variable:
     """``g`` in ``x``'s float dtype (integer branches get a floatX gradient)."""
-    from arignote.configdefaults import config
-
     dtype = x.type.dtype if np.dtype(x.type.dtype).kind in "fc" else config.floatX
     return cast(g, dtype)
 
@@ -256,8 +253,6 @@ def _as_length(value: Any) -> Variable:
         return constant(np.int64(value))
     var = as_tensor_variable(value)
     if var.type.dtype != "int64":
-        from arignote.tensor.math import cast
-
         var = cast(var, "int64")
     return var
 

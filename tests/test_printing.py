@@ -317,6 +317,28 @@ class TestDebugprintFunctions:
         numbers = [int(line.split()[-1]) for line in lines(text) if line.split()[-1].isdigit()]
         assert sorted(set(numbers)) == list(range(len(fg.apply_nodes)))
 
+    def test_compiled_function_marks_the_nodes_run_through_perform(self):
+        x = pt.dmatrix("x")
+        out = pt.exp(x).sum() + pt.dot(x, x).sum()
+        f = arignote.function([x], out, mode=arignote.Mode(optimizer=None))
+        text = debugprint(f, file="str")
+        pos = {n: i for i, n in enumerate(f.maker.fgraph.toposort())}
+        dot = next(n for n in pos if str(n.op) == "Dot")
+        dot_line = next(line for line in lines(text) if "Dot [id" in line)
+        assert dot_line.endswith(f"] {pos[dot]} [perform]")
+        for line in lines(text):
+            # the Python backend runs Elemwise, DimShuffle and CAReduce with thunks of its own
+            if line.lstrip(" │├└─").split(" ")[0] in ("Add", "Exp", "Sum{axes=None}", "ExpandDims{axis=0}"):
+                assert "[perform]" not in line
+        with_types = debugprint(f, print_type=True, file="str")
+        assert f"<Matrix(float64, shape=(?, ?))> {pos[dot]} [perform]" in with_types
+        # the graph itself, not compiled, carries no marker (PyTensor's format)
+        assert "[perform]" not in debugprint(out, file="str")
+        assert debugprint(f.maker.fgraph, file="str") == text.replace(" [perform]", "")
+        # a DebugMode function runs the same thunks
+        g = arignote.function([x], out, mode="DebugMode")
+        assert "Dot" in debugprint(g, file="str") and " [perform]" in debugprint(g, file="str")
+
     def test_print_fgraph_inputs(self, graph):
         fg = FunctionGraph([graph.x, graph.y], [graph.z], clone=False)
         out = lines(debugprint(fg, print_fgraph_inputs=True, file="str"))

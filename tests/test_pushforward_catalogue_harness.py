@@ -137,7 +137,7 @@ def pushforward_op_classes() -> dict[str, type]:
 
 def scalar_op_classes() -> dict[str, type]:
     """Every scalar op class of arignote (Elemwise lifts them to tensors)."""
-    from arignote.scalar.basic import ScalarOp
+    from arignote.scalar.op import ScalarOp
 
     _import_all()
     return {qualname(c): c for c in _subclasses(ScalarOp) if c.__module__.startswith("arignote.")}

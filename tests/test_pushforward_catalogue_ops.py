@@ -13,17 +13,17 @@ import pytest
 
 import arignote.scalar as ps
 import arignote.tensor as pt
-from arignote._gradient.ops import ViewOp
+from arignote._gradient.ops import ViewOp, grad_clip, grad_scale, zero_grad
 from arignote.compile.builders import OpFromGraph
-from arignote.gradient import grad_clip, grad_scale, zero_grad
 from arignote.ifelse import ifelse
 from arignote.printing.print_op import Print
-from arignote.tensor.alloc import ARange, Eye, Repeat, RepeatGrad
+from arignote.tensor.alloc import Eye, Repeat, RepeatGrad
 from arignote.tensor.basic import scalar_from_tensor, tensor_from_scalar
+from arignote.tensor.checks import CheckValues
 from arignote.tensor.elemwise import CAReduce
 from arignote.tensor.extra_ops import Flip
-from arignote.tensor.extra_ops_more import CheckValues
 from arignote.tensor.products import MatMul
+from arignote.tensor.ranges import ARange
 from arignote.tensor.sort import PermuteAlongAxis
 from tests.test_pushforward_catalogue_harness import (
     Builder,
@@ -107,8 +107,8 @@ SHAPE_CASES: dict[str, list[Builder]] = {
     "arignote.tensor.shape.Shape": [unary(lambda x: pt.shape(x))],
     "arignote.tensor.shape.Shape_i": [unary(lambda x: pt.shape_i(x, 1))],
     "arignote.tensor.shape.MakeVector": [_make_vector],
-    "arignote.tensor.basic.ScalarFromTensor": [_scalar_from_tensor],
-    "arignote.tensor.basic.TensorFromScalar": [_tensor_from_scalar],
+    "arignote.tensor.conversion.ScalarFromTensor": [_scalar_from_tensor],
+    "arignote.tensor.conversion.TensorFromScalar": [_tensor_from_scalar],
     "arignote.tensor.elemwise.DimShuffle": [
         unary(lambda x: x.T),
         unary(lambda x: pt.expand_dims(x, (0, 2))),
@@ -154,7 +154,7 @@ ALLOC_CASES: dict[str, list[Builder]] = {
         unary(lambda x: pt.alloc(x, 2, 3, 1), shape=(3, 1)),
         _alloc_symbolic,
     ],
-    "arignote.tensor.alloc.ARange": [_arange],
+    "arignote.tensor.ranges.ARange": [_arange],
     "arignote.tensor.alloc.Eye": [_eye],
     "arignote.tensor.alloc.Repeat": [_repeat],
     "arignote.tensor.alloc.RepeatGrad": [_repeat_grad],
@@ -320,7 +320,7 @@ SORT_CASES: dict[str, list[Builder]] = {
         unary(lambda x: pt.argsort(x, axis=1), values=distinct(12).reshape(3, 4))
     ],
     "arignote.tensor.sort.PermuteAlongAxis": [_permute],
-    "arignote.tensor.extra_ops.CumOp": [
+    "arignote.tensor.cumulative.CumOp": [
         unary(lambda x: pt.cumsum(x, axis=0)),
         # cumprod has no pushforward (its rule declines, so Rop goes through the pullback)
         unary(lambda x: pt.cumprod(x, axis=1), rop_not_implemented=True),
@@ -330,14 +330,14 @@ SORT_CASES: dict[str, list[Builder]] = {
             rop_not_implemented=True,
         ),
     ],
-    "arignote.tensor.extra_ops.Flip": [unary(lambda x: Flip(1)(x))],
-    "arignote.tensor.extra_ops.Nonzero": [
+    "arignote.tensor.cumulative.Flip": [unary(lambda x: Flip(1)(x))],
+    "arignote.tensor.searching.Nonzero": [
         unary(lambda v: pt.nonzero(v), shape=(5,), values=[0.0, 1.5, 0.0, -2.0, 3.0])
     ],
-    "arignote.tensor.extra_ops_more.Bincount": [_bincount],
-    "arignote.tensor.extra_ops_more.CheckValues": [_check_values],
-    "arignote.tensor.extra_ops_more.SearchsortedOp": [_searchsorted],
-    "arignote.tensor.extra_ops_more.Unique": [_unique_flat, _unique_axis],
+    "arignote.tensor.searching.Bincount": [_bincount],
+    "arignote.tensor.checks.CheckValues": [_check_values],
+    "arignote.tensor.searching.SearchsortedOp": [_searchsorted],
+    "arignote.tensor.searching.Unique": [_unique_flat, _unique_axis],
     "arignote.tensor.index_utils.RavelMultiIndex": [_ravel_multi_index],
     "arignote.tensor.index_utils.UnravelIndex": [_unravel_index],
 }
@@ -356,21 +356,21 @@ GRID = distinct(12, seed=3).reshape(3, 4) - 2.0  # no ties: max/min/argmax have 
 
 
 MATH_CASES: dict[str, list[Builder]] = {
-    "arignote.tensor.math.Sum": [unary(lambda x: pt.sum(x, axis=0)), unary(lambda x: pt.sum(x))],
-    "arignote.tensor.math.Prod": [
+    "arignote.tensor.reductions.Sum": [unary(lambda x: pt.sum(x, axis=0)), unary(lambda x: pt.sum(x))],
+    "arignote.tensor.reductions.Prod": [
         unary(lambda x: pt.prod(x, axis=1)),
         unary(lambda x: pt.prod(x, axis=0), values=np.array([[1.5, 0.0, 2.0], [0.0, 3.0, -1.0]])),
         unary(lambda x: pt.prod(x, axis=0), values=np.array([[0.0, 2.0], [0.0, 3.0], [1.5, 0.0]])),
     ],
-    "arignote.tensor.math.Max": [
+    "arignote.tensor.reductions.Max": [
         unary(lambda x: pt.max(x, axis=1), values=GRID),
         unary(lambda x: pt.max(x), values=GRID),
     ],
-    "arignote.tensor.math.Min": [unary(lambda x: pt.min(x, axis=0), values=GRID)],
-    "arignote.tensor.math.Argmax": [unary(lambda x: pt.argmax(x, axis=1), values=GRID)],
-    "arignote.tensor.math.Argmin": [unary(lambda x: pt.argmin(x), values=GRID)],
-    "arignote.tensor.math.All": [unary(lambda x: pt.all(pt.gt(x, -5.0), axis=0))],
-    "arignote.tensor.math.Any_": [unary(lambda x: pt.any(pt.gt(x, 0.0)))],
+    "arignote.tensor.reductions.Min": [unary(lambda x: pt.min(x, axis=0), values=GRID)],
+    "arignote.tensor.reductions.Argmax": [unary(lambda x: pt.argmax(x, axis=1), values=GRID)],
+    "arignote.tensor.reductions.Argmin": [unary(lambda x: pt.argmin(x), values=GRID)],
+    "arignote.tensor.reductions.All": [unary(lambda x: pt.all(pt.gt(x, -5.0), axis=0))],
+    "arignote.tensor.reductions.Any_": [unary(lambda x: pt.any(pt.gt(x, 0.0)))],
     "arignote.tensor.elemwise.CAReduce": [
         unary(lambda x: CAReduce(ps.add, axis=(1,))(x)),
         unary(lambda x: CAReduce(ps.mul, axis=(0,))(x)),

@@ -86,7 +86,7 @@ def _root_scalar(dtype: str) -> tuple:
     return [x, a], [np.asarray(1.0, dtype), np.asarray(3.0, dtype)], x, [sol, ok]
 
 
-OPTIMIZE = "arignote.tensor.optimize."
+OPTIMIZE = "arignote.optimize."
 
 OPTIMIZE_CASES: dict[str, list[Builder]] = {
     OPTIMIZE + "MinimizeOp": [solved(_minimize), solved(_minimize, start_only=True)],

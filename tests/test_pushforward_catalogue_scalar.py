@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import arignote.tensor as pt
-import arignote.tensor.special_extra as pse
+import arignote.tensor.ufuncs as pse
 from tests.test_pushforward_catalogue_harness import (
     Builder,
     Case,

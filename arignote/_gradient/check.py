@@ -8,6 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from arignote._gradient.derivatives import grad
+from arignote.tensor.conversion import as_tensor_variable
+from arignote.tensor.reductions import sum as tsum
+from arignote.tensor.type import TensorType
+
 __all__ = ["GradientError", "numeric_grad", "verify_grad"]
 
 
@@ -155,10 +160,6 @@ def verify_grad(
     accepted for PyTensor compatibility.
     """
     from arignote.compile.function import function
-    from arignote.gradient import grad
-    from arignote.tensor.basic import as_tensor_variable
-    from arignote.tensor.math import sum as tsum
-    from arignote.tensor.type import TensorType
 
     if not isinstance(pt, (list, tuple)):
         raise TypeError(f"verify_grad: pt must be a list of arrays, got {type(pt).__name__}")

@@ -6,15 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from arignote._gradient.terms import (
-    _float_zeros_like,
-    _is_disconnected,
-    _match_dtype,
-    disconnected_type,
-    grad_undefined,
-)
+from arignote._gradient.terms import _float_zeros_like, _match_dtype
 from arignote.graph.basic import Apply, Variable
+from arignote.graph.null_type import disconnected_type, grad_undefined, is_disconnected
 from arignote.graph.op import Op
+from arignote.tensor.conversion import as_tensor_variable
+from arignote.tensor.ufuncs import clip
 
 __all__ = [
     "DisconnectedGrad",
@@ -39,8 +36,6 @@ class ViewOp(Op):
 
     def make_node(self, x: Any) -> Apply:
         if not isinstance(x, Variable):
-            from arignote.tensor.basic import as_tensor_variable
-
             x = as_tensor_variable(x)
         return Apply(self, [x], [x.type()])
 
@@ -123,8 +118,6 @@ class GradClip(ViewOp):
     def pullback(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
-        from arignote.tensor.math import clip
-
         (g,) = output_grads
         return [_match_dtype(inputs[0], clip(g, self.clip_lower_bound, self.clip_upper_bound))]
 
@@ -147,7 +140,7 @@ class GradScale(ViewOp):
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Any]
     ) -> list:
         (t,) = tangents
-        if t is None or _is_disconnected(t):
+        if t is None or is_disconnected(t):
             return [disconnected_type()]
         return [_match_dtype(inputs[0], t * self.multiplier)]
 

@@ -1,64 +1,18 @@
-"""Gradient terms that are not ordinary Variables: a disconnected input (``DisconnectedType``),
-an undefined or unimplemented gradient (a ``NullType`` Variable); and the zeros and dtype
-casts that ``grad`` and the gradient Ops share."""
+"""The zeros and dtype casts that ``grad`` and the gradient Ops share.
+
+The vocabulary of terms that are not ordinary values (``DisconnectedType``,
+``grad_undefined``, ...) is in :mod:`arignote.graph.null_type`, below every Op.
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from arignote.configdefaults import config
 from arignote.graph.basic import Variable
-from arignote.graph.null_type import NullType
-from arignote.graph.type import Type
+from arignote.tensor.shape import _zero_grad
+from arignote.tensor.ufuncs import cast
 
-__all__ = ["DisconnectedType", "disconnected_type", "grad_not_implemented", "grad_undefined"]
-
-
-class DisconnectedType(Type):
-    """The Type of a gradient that does not exist because the cost does not depend on
-    the Variable at all (as opposed to a zero gradient)."""
-
-    def filter(self, data: Any, strict: bool = False, allow_downcast: bool | None = None) -> Any:
-        raise AssertionError("DisconnectedType Variables stand for no value; nothing can be stored in them")
-
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other)
-
-    def __hash__(self) -> int:
-        return hash(type(self))
-
-    def __str__(self) -> str:
-        return "DisconnectedType"
-
-
-#: calling it, ``disconnected_type()``, makes a new "no gradient here" Variable
-disconnected_type = DisconnectedType()
-
-
-def grad_undefined(op: Any, x_pos: int, x: Variable, comment: str = "") -> Variable:
-    """The gradient of ``op`` with respect to its input ``x_pos`` is mathematically undefined."""
-    return NullType(
-        f"This variable is NullType because the gradient of {op} with respect to input "
-        f"{x_pos} ({x}) is undefined. {comment}".strip()
-    )()
-
-
-def grad_not_implemented(op: Any, x_pos: int, x: Variable, comment: str = "") -> Variable:
-    """The gradient of ``op`` with respect to its input ``x_pos`` exists but is not implemented."""
-    return NullType(
-        f"This variable is NullType because the gradient of {op} with respect to input "
-        f"{x_pos} ({x}) is not implemented. {comment}".strip()
-    )()
-
-
-def _is_disconnected(v: Any) -> bool:
-    return isinstance(getattr(v, "type", None), DisconnectedType)
-
-
-def _is_null(v: Any) -> bool:
-    return isinstance(getattr(v, "type", None), NullType)
+__all__: list[str] = []
 
 
 def _is_discrete(v: Variable) -> bool:
@@ -67,9 +21,8 @@ def _is_discrete(v: Variable) -> bool:
 
 
 def _float_zeros_like(v: Variable) -> Variable:
-    from arignote.tensor.alloc import zeros_like
-
-    return zeros_like(v, dtype=config.floatX if _is_discrete(v) else None)
+    """A zero gradient for ``v``: zeros shaped like it, in its dtype if float else floatX."""
+    return _zero_grad(v)
 
 
 def _match_dtype(v: Variable, g: Variable) -> Variable:
@@ -80,7 +33,5 @@ def _match_dtype(v: Variable, g: Variable) -> Variable:
     if vd is None or gd is None or vd == gd:
         return g
     if np.dtype(vd).kind in "fc" and np.dtype(gd).kind in "fc":
-        from arignote.tensor.math import cast
-
         return cast(g, vd)
     return g

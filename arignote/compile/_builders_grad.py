@@ -15,17 +15,18 @@ from typing import Any
 
 import numpy as np
 
-from arignote._gradient.terms import (
-    _float_zeros_like,
-    _is_disconnected,
-    _is_null,
-    _match_dtype,
-    disconnected_type,
-)
+from arignote._gradient.derivatives import grad, pushforward
+from arignote._gradient.ops import ViewOp
+from arignote._gradient.terms import _float_zeros_like, _match_dtype
+from arignote.compile.builders import OpFromGraph
 from arignote.configdefaults import config
 from arignote.graph.basic import Variable
+from arignote.graph.null_type import disconnected_type, is_disconnected, is_null
 from arignote.graph.traversal import graph_inputs
 from arignote.graph.utils import MissingInputError
+from arignote.tensor.alloc import zeros_like
+from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import cast
 
 __all__ = ["pullback_rule", "pushforward_rule"]
 
@@ -38,8 +39,6 @@ PushforwardRule = Callable[[list, list], list]
 
 def _float_type(v: Variable) -> Any:
     """The Type of a gradient or tangent of ``v``: ``v``'s, or floatX for an integer tensor."""
-    from arignote.tensor.type import TensorType
-
     t = v.type
     if isinstance(t, TensorType) and np.dtype(t.dtype).kind not in "fc":
         return TensorType(config.floatX, t.shape)
@@ -49,9 +48,6 @@ def _float_type(v: Variable) -> Any:
 def _fit(value: Variable, typ: Any) -> Variable:
     """``value`` in the dtype of ``typ`` (a gradient or tangent arriving in another float
     dtype); its Type is checked against ``typ`` when the rule's Op is applied."""
-    from arignote.tensor.math import cast
-    from arignote.tensor.type import TensorType
-
     vt = value.type
     if isinstance(typ, TensorType) and isinstance(vt, TensorType) and vt.dtype != typ.dtype:
         return cast(value, typ.dtype)
@@ -59,13 +55,11 @@ def _fit(value: Variable, typ: Any) -> Variable:
 
 
 def _zeros(like: Variable, typ: Any) -> Variable:
-    from arignote.tensor.alloc import zeros_like
-
     return zeros_like(like, dtype=getattr(typ, "dtype", None))
 
 
 def _special(v: Variable) -> bool:
-    return _is_disconnected(v) or _is_null(v)
+    return is_disconnected(v) or is_null(v)
 
 
 def _one_term(value: Any, k: int, what: str) -> Variable:
@@ -103,8 +97,6 @@ def _lower(op: Any, formal: list[Variable], terms: list[Variable], what: str) ->
     """Package the real terms (functions of ``formal``) as one OpFromGraph, built now;
     return ``apply(actual) -> terms`` that applies it to the actual values of ``formal``
     (only the ones the terms use) and puts the special terms back in their places."""
-    from arignote.compile.builders import OpFromGraph
-
     real = [t for t in terms if not _special(t)]
     if not real:
         return lambda actual: list(terms)
@@ -150,8 +142,6 @@ def pullback_rule(op: Any, output_grads: Sequence[Any]) -> PullbackRule:
 
 
 def _build_pullback(op: Any, live: tuple[bool, ...]) -> PullbackRule:
-    from arignote.compile.builders import OpFromGraph
-
     ins, outs = op.inner_inputs, op.inner_outputs
     out_args = [o.type(name=f"o{j}") for j, o in enumerate(outs)]
     g_types = [_float_type(o) for o in outs]
@@ -193,9 +183,6 @@ def _pullback_terms(op: Any, override: Any, live: tuple, out_args: list, g_args:
 
 def _default_grads(op: Any, wrt_idx: list[int], live: tuple, g_args: list) -> list:
     """The inner graph's gradient with respect to the inner inputs ``wrt_idx``."""
-    from arignote._gradient.ops import ViewOp
-    from arignote.gradient import grad
-
     if not wrt_idx:
         return []
     # Each output is seeded through an alias of its own: a seeded Variable keeps exactly
@@ -231,7 +218,7 @@ def _ofg_pullback_override(op: Any, override: Any, g_types: list) -> Callable:
     def call(inputs: list, outputs: list, grads: list) -> list:
         if explicit_only:
             inputs = inputs[: op.n_explicit]
-        gs = [_zeros(o, t) if _is_disconnected(g) else g for g, o, t in zip(grads, outputs, g_types)]
+        gs = [_zeros(o, t) if is_disconnected(g) else g for g, o, t in zip(grads, outputs, g_types)]
         return override(*inputs, *outputs, *gs, return_list=True)
 
     return call
@@ -240,18 +227,18 @@ def _ofg_pullback_override(op: Any, override: Any, g_types: list) -> Callable:
 def _fit_pullback(op: Any, inputs: list, output_grads: list, terms: list) -> list:
     """The terms as the gradient contract wants them, given the connection pattern."""
     pattern = op.connection_pattern(None)
-    flowing = [not _is_disconnected(g) for g in output_grads]  # an undefined one flows too
+    flowing = [not is_disconnected(g) for g in output_grads]  # an undefined one flows too
     result = []
     for x, row, term in zip(inputs, pattern, terms):
         if not any(p and f for p, f in zip(row, flowing)):
             result.append(disconnected_type())
             continue
-        null = next((g for g, p in zip(output_grads, row) if p and _is_null(g)), None)
+        null = next((g for g, p in zip(output_grads, row) if p and is_null(g)), None)
         if null is not None:
             result.append(null)  # grad makes this input's gradient undefined anyway
-        elif _is_null(term):
+        elif is_null(term):
             result.append(term)
-        elif _is_disconnected(term):
+        elif is_disconnected(term):
             result.append(_float_zeros_like(x))  # connected, but nothing flows: zero
         else:
             result.append(_match_dtype(x, term))
@@ -274,8 +261,6 @@ def pushforward_rule(op: Any, eval_points: Sequence[Any]) -> PushforwardRule:
 
 
 def _build_pushforward(op: Any, live: tuple[bool, ...]) -> PushforwardRule:
-    from arignote.compile.builders import OpFromGraph
-
     ins = op.inner_inputs
     t_types = [_float_type(x) for x in ins]
     t_args = [t(name=f"t{k}") for k, t in enumerate(t_types)]
@@ -297,16 +282,16 @@ def _fit_pushforward(op: Any, eval_points: list, tangents: list) -> list:
     """The output tangents as the contract wants them; an undefined (NullType) input
     tangent makes the tangents of the outputs connected to that input undefined."""
     pattern = op.connection_pattern(None)
-    nulls = [(e, row) for e, row in zip(eval_points, pattern) if e is not None and _is_null(e)]
+    nulls = [(e, row) for e, row in zip(eval_points, pattern) if e is not None and is_null(e)]
     result = []
     for j, (o, t) in enumerate(zip(op.inner_outputs, tangents)):
         null = next((e for e, row in nulls if row[j]), None)
         if null is not None:
             result.append(null)
-        elif _is_disconnected(t):
+        elif is_disconnected(t):
             result.append(disconnected_type())
         else:
-            result.append(t if _is_null(t) else _match_dtype(o, t))
+            result.append(t if is_null(t) else _match_dtype(o, t))
     return result
 
 
@@ -327,8 +312,6 @@ def _pushforward_terms(op: Any, override: Any, live: tuple, t_args: list) -> lis
 
 def _default_tangents(op: Any, out_idx: list[int], live: tuple, t_args: list) -> list:
     """The inner graph's pushforward of the live tangents to the outputs ``out_idx``."""
-    from arignote.gradient import pushforward
-
     if not out_idx:
         return []
     wrt = [x for x, on in zip(op.inner_inputs, live) if on]

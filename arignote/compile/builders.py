@@ -31,18 +31,23 @@ from typing import Any
 
 import numpy as np
 
-from arignote._gradient.terms import _is_disconnected, _is_null
+from arignote._gradient.derivatives import _connection_pattern
 from arignote.compile.function import function
 from arignote.compile.sharedvalue import SharedVariable
 from arignote.graph.basic import Apply, Constant, Variable, clone_get_equiv
 from arignote.graph.fg import FunctionGraph
+from arignote.graph.null_type import is_disconnected, is_null
 from arignote.graph.op import HasInnerGraph, Op
+from arignote.graph.replace import batch_graph, register_batch_rule
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import register_rewrite
-from arignote.graph.traversal import graph_inputs, io_toposort, variable_depends_on
+from arignote.graph.traversal import ancestors, graph_inputs, io_toposort, variable_depends_on
 from arignote.graph.utils import MissingInputError
-from arignote.tensor.batching import register_batch_rule
-from arignote.tensor.shape import Shape, Shape_i
+from arignote.tensor.alloc import broadcast_batch
+from arignote.tensor.conversion import as_tensor_variable
+from arignote.tensor.shape import Shape, Shape_i, ShapeError, batch_length, make_vector, shape_tuple
+from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import cast
 
 __all__ = ["OpFromGraph"]
 
@@ -134,8 +139,6 @@ def _graph_signature(inputs: list[Variable], outputs: list[Variable]) -> tuple:
 def _io_connection_pattern(inputs: list[Variable], outputs: list[Variable]) -> list[list[bool]]:
     """Which outputs depend on which inputs, through each inner node's own
     connection_pattern (the same reading of it as ``grad``'s)."""
-    from arignote.gradient import _connection_pattern
-
     deps: dict = {v: frozenset((k,)) for k, v in enumerate(inputs)}
     empty: frozenset = frozenset()
     for node in io_toposort(inputs, outputs):
@@ -194,7 +197,7 @@ def _check_override(value: Any, what: str, length: tuple[int, ...], entry_args: 
     if len(value) not in length:
         raise ValueError(f"OpFromGraph: {what} has {len(value)} entries, expected {length[0]}")
     for k, entry in enumerate(value):
-        if entry is None or callable(entry) or _is_disconnected(entry) or _is_null(entry):
+        if entry is None or callable(entry) or is_disconnected(entry) or is_null(entry):
             continue
         raise TypeError(
             f"OpFromGraph: {what}[{k}] must be None (the default rule), a callable {entry_args} or a "
@@ -502,7 +505,7 @@ class OpFromGraph(Op, HasInnerGraph):
                 lop = self.pullback_overrides
                 if isinstance(lop, (list, tuple)):
                     for k, entry in enumerate(lop):
-                        if _is_disconnected(entry):
+                        if is_disconnected(entry):
                             pattern[k] = [False] * len(self.output_types)
             self._pattern = pattern
         return [list(r) for r in self._pattern]
@@ -547,6 +550,13 @@ class OpFromGraph(Op, HasInnerGraph):
         return [env.get(o, o) for o in self.inner_outputs]
 
 
+# --- rules ------------------------------------------------------------------------------------
+# The rules about OpFromGraph nodes live here, next to the Op, rather than in
+# arignote/tensor/rewriting/: they need OpFromGraph, and tensor must not import compile (a
+# module imports only downward in the layers). A separate module could not be imported by
+# this one without a cycle, so it would register only if something else imported it.
+
+
 @register_rewrite("canonicalize", "fast_run", "fast_compile")
 @node_rewriter([OpFromGraph])
 def inline_op_from_graph(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
@@ -571,8 +581,6 @@ def _infer_inner_shapes(op: OpFromGraph, node: Apply, shapes: Sequence[Any]) -> 
     The inner graph is rebuilt on the node's inputs (the rebuilt nodes are not computed
     unless a shape refers to them) and each rebuilt node's ``infer_shape`` is asked.
     """
-    from arignote.tensor.shape import ShapeError, shape_tuple
-
     memo = dict(zip(op.inner_inputs, node.inputs))
     equiv = clone_get_equiv([], op.inner_outputs, copy_inputs=False, copy_orphans=False, memo=memo)
     shape_of: dict = {}
@@ -613,8 +621,6 @@ def _infer_inner_shapes(op: OpFromGraph, node: Apply, shapes: Sequence[Any]) -> 
 
 
 def _needs_computing(entries: Sequence[Any], computed: set, stop: Sequence[Variable]) -> bool:
-    from arignote.graph.traversal import ancestors
-
     roots = [e for e in entries if isinstance(e, Variable)]
     return bool(computed) and any(v in computed for v in ancestors(roots, blockers=stop))
 
@@ -624,10 +630,6 @@ def _needs_computing(entries: Sequence[Any], computed: set, stop: Sequence[Varia
 def shape_of_op_from_graph(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """The shape of an OpFromGraph output from its inner graph's shape inference, so that
     asking for it does not run the OpFromGraph."""
-    from arignote.tensor.basic import as_tensor_variable
-    from arignote.tensor.math import cast
-    from arignote.tensor.shape import make_vector, shape_tuple
-
     (x,) = node.inputs
     owner = x.owner
     if owner is None or not isinstance(owner.op, OpFromGraph):
@@ -665,9 +667,6 @@ def _batch_op_from_graph(op: OpFromGraph, node: Apply, args: list, flags: list) 
 
 
 def _batched_op(op: OpFromGraph, flags: list, length: int | None) -> OpFromGraph:
-    from arignote.tensor.batching import batch_length, broadcast_batch, vectorize_graph
-    from arignote.tensor.type import TensorType
-
     new_inputs = []
     replace = {}
     for k, (inp, flag) in enumerate(zip(op.inner_inputs, flags)):
@@ -677,7 +676,7 @@ def _batched_op(op: OpFromGraph, flags: list, length: int | None) -> OpFromGraph
             new_inputs.append(stacked)
         else:
             new_inputs.append(inp)
-    outs = vectorize_graph(op.inner_outputs, replace)
+    outs = batch_graph(op.inner_outputs, replace)
     n = batch_length(next(iter(replace.values())))
     outs = [broadcast_batch(o, n) if b is None else b for o, b in zip(op.inner_outputs, outs)]
     name = None if op.name is None else f"{op.name}_batched"

@@ -9,8 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from arignote.compile.debug.profiling import ProfileStats
 from arignote.compile.sharedvalue import SharedVariable
 from arignote.link.basic import Container
+from arignote.printing import debugprint
+from arignote.tensor.type import TensorType
 
 __all__ = ["Function"]
 
@@ -403,8 +406,6 @@ class Function:
         use this function's input containers (so defaults and shared values are common).
         ``profile`` is as in ``function`` (the copy is not profiled unless asked).
         """
-        from arignote.compile.maker import _make_profile
-
         maker = copy.copy(self.maker)
         maker.name = name or self.name
         maker.profile = _make_profile(profile, maker.name)
@@ -439,8 +440,6 @@ class Function:
 
     def dprint(self, **kwargs: Any) -> Any:
         """``arignote.printing.debugprint`` of the compiled graph."""
-        from arignote.printing import debugprint
-
         return debugprint(self, **kwargs)
 
     # -- pickling -------------------------------------------------------------------------
@@ -493,8 +492,6 @@ def _as_is(type_: Any) -> tuple[np.dtype | None, int]:
     """``(dtype, ndim)`` such that an ndarray of exactly that dtype and rank passes
     ``type_.filter`` unchanged (a TensorType whose filter is TensorType's, with no static
     length); ``(None, -1)`` when every value goes through the filter."""
-    from arignote.tensor.type import TensorType
-
     if (
         isinstance(type_, TensorType)
         and type(type_).filter is TensorType.filter
@@ -546,3 +543,15 @@ def _overlaps(a: np.ndarray, b: Any) -> bool:
     return a is b or (
         isinstance(b, np.ndarray) and (a.base is not None or b.base is not None) and np.may_share_memory(a, b)
     )
+
+
+def _make_profile(profile: Any, name: str | None) -> Any:
+    """The ProfileStats a function records into: ``profile`` as given to ``function``
+    (True, a message, or a ProfileStats), None for no profiling."""
+    if not profile:
+        return None
+    if profile is True:
+        return ProfileStats(message=name or "function")
+    if isinstance(profile, str):
+        return ProfileStats(message=profile)
+    return profile

@@ -19,122 +19,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from arignote.compile.io import In, Out, SymbolicInput, SymbolicOutput
+from arignote.compile.maker import FunctionMaker, UnusedInputError
+from arignote.compile.rebuild import _pairs, rebuild_collect_shared
 from arignote.compile.sharedvalue import SharedVariable
-from arignote.graph.basic import Constant, Variable, clone_get_equiv
-from arignote.graph.traversal import graph_inputs
+from arignote.graph.basic import Variable
+from arignote.tensor.conversion import as_tensor_variable
 
-__all__ = ["function", "rebuild_collect_shared"]
-
-
-def _pairs(mapping: Any, what: str) -> list[tuple[Any, Any]]:
-    if mapping is None:
-        return []
-    if isinstance(mapping, Mapping):
-        return list(mapping.items())
-    try:
-        pairs = [tuple(p) for p in mapping]
-    except TypeError:
-        raise TypeError(f"{what} must be a dict or a list of (key, value) pairs, got {mapping!r}") from None
-    if any(len(p) != 2 for p in pairs):
-        raise TypeError(f"{what} must be a dict or a list of (key, value) pairs, got {mapping!r}")
-    return pairs
-
-
-def _check_updates(updates: Any) -> list[tuple[SharedVariable, Variable]]:
-    out = []
-    seen: set = set()
-    for var, expr in _pairs(updates, "updates"):
-        if not isinstance(var, SharedVariable):
-            raise TypeError(
-                f"updates keys must be shared variables, got {var!r}; an update assigns a new value "
-                "to a shared variable after each call"
-            )
-        if var in seen:
-            raise ValueError(f"{var} is updated twice in `updates`")
-        seen.add(var)
-        try:
-            expr = var.type.filter_variable(expr, allow_convert=True)
-        except TypeError as err:
-            raise TypeError(
-                f"The update of shared variable {var} (Type {var.type}) has Type "
-                f"{getattr(expr, 'type', type(expr).__name__)}: {err}. Cast the expression "
-                f"(e.g. expr.astype('{getattr(var.type, 'dtype', '?')}')) or build it with that Type."
-            ) from None
-        out.append((var, expr))
-    return out
-
-
-def rebuild_collect_shared(
-    outputs: Sequence[Variable],
-    givens: Any = None,
-    updates: Any = None,
-    no_default_updates: bool | Iterable[SharedVariable] = False,
-    rebuild_strict: bool = True,
-) -> tuple[list[Variable], list[tuple[SharedVariable, Variable]], list[SharedVariable]]:
-    """Apply ``givens`` to ``outputs`` and ``updates``; collect shared inputs and updates.
-
-    Returns ``(new outputs, [(shared, new update)], shared variables used)``; default
-    updates of the shared variables used are added unless ``no_default_updates`` (True,
-    or a list of shared variables to skip).
-    """
-    memo: dict = {}
-    for old, new in _pairs(givens, "givens"):
-        if not isinstance(old, Variable):
-            raise TypeError(f"givens keys must be Variables, got {old!r}")
-        if isinstance(old, Constant):
-            raise TypeError(f"givens cannot replace the Constant {old}")
-        if old in memo:
-            raise ValueError(f"{old} appears twice in givens")
-        if not rebuild_strict and isinstance(new, Variable):
-            memo[old] = new  # any Type: the nodes using it are rebuilt (make_node)
-            continue
-        try:
-            memo[old] = old.type.filter_variable(new, allow_convert=True)
-        except TypeError as err:
-            raise TypeError(
-                f"givens: cannot use {new!r} in place of {old} (Type {old.type}): {err}"
-            ) from None
-    update_pairs = _check_updates(updates)
-
-    def rebuild(vars_: list[Variable]) -> list[Variable]:
-        if not memo:
-            return list(vars_)
-        equiv = clone_get_equiv(
-            [], vars_, copy_inputs=False, copy_orphans=False, memo=dict(memo), strict=rebuild_strict
-        )
-        return [equiv[v] for v in vars_]
-
-    new_outputs = rebuild(list(outputs))
-    new_updates = list(zip([v for v, _ in update_pairs], rebuild([e for _, e in update_pairs])))
-    skip_defaults: set = set()
-    if no_default_updates is True:
-        skip_defaults = {None}
-    elif no_default_updates:
-        skip_defaults = set(no_default_updates)
-    shared: list[SharedVariable] = []
-    seen: set = set()
-    pending = list(new_outputs) + [e for _, e in new_updates]
-    updated = {v for v, _ in new_updates}
-    while pending:
-        for var in graph_inputs(pending):
-            if isinstance(var, SharedVariable) and var not in seen:
-                seen.add(var)
-                shared.append(var)
-        pending = []
-        for var in shared:
-            default = var.default_update
-            if default is None or var in updated or None in skip_defaults or var in skip_defaults:
-                continue
-            expr = _check_updates([(var, default)])[0][1]
-            expr = rebuild([expr])[0]
-            new_updates.append((var, expr))
-            updated.add(var)
-            pending.append(expr)
-    for var, _ in new_updates:
-        if var not in seen:
-            seen.add(var)
-            shared.append(var)
-    return new_outputs, new_updates, shared
+__all__ = ["function", "rebuild_collect_shared"]  # rebuild_collect_shared: PyTensor's path
 
 
 def function(
@@ -164,8 +55,6 @@ def function(
     ``on_unused_input`` (``"raise"``, ``"warn"`` or ``"ignore"``; default from config)
     and ``trust_input`` (skip input checks: faster, but wrong inputs are your problem).
     """
-    from arignote.compile.maker import FunctionMaker, UnusedInputError
-
     if inputs is None:
         inputs = []
     if isinstance(inputs, (Variable, In)):
@@ -238,8 +127,6 @@ def _as_out(o: Any, where: Any) -> SymbolicOutput:
         return o
     if isinstance(o, Variable):
         return Out(o)
-    from arignote.tensor.basic import as_tensor_variable
-
     try:
         return Out(as_tensor_variable(o))
     except TypeError:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from arignote.compile.sharedvalue import SharedVariable
 from arignote.graph.basic import Constant, Variable
 
 __all__ = ["In", "Out", "SymbolicInput", "SymbolicOutput"]
@@ -117,8 +118,6 @@ class In(SymbolicInput):
         borrow: bool | None = None,
         shared: bool = False,
     ):
-        from arignote.compile.sharedvalue import SharedVariable
-
         if implicit is None:
             implicit = isinstance(value, SharedVariable) or isinstance(variable, SharedVariable)
         super().__init__(

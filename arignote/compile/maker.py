@@ -7,8 +7,10 @@ import time
 import warnings
 from typing import Any
 
+from arignote.compile.executor import Function, _make_profile
 from arignote.compile.io import In, SymbolicInput, SymbolicOutput
 from arignote.compile.mode import Mode, get_mode
+from arignote.compile.rebuild import _pairs, rebuild_collect_shared
 from arignote.configdefaults import config
 from arignote.graph.basic import Variable
 from arignote.graph.fg import FunctionGraph
@@ -47,8 +49,6 @@ class FunctionMaker:
         on_unused_input: str | None = None,
         output_kind: Any = ("list", None),
     ):
-        from arignote.compile.function import rebuild_collect_shared
-
         t_start = time.perf_counter()
         self.mode: Mode = get_mode(mode)
         self.inputs = list(inputs)
@@ -167,8 +167,6 @@ class FunctionMaker:
 
     def create(self, containers: list[Container] | None = None) -> Any:
         """The compiled :class:`~arignote.compile.executor.Function`."""
-        from arignote.compile.executor import Function
-
         containers = containers if containers is not None else self.input_containers()
         vm, out_cells = self.link(containers)
         if self.profile is not None:
@@ -213,18 +211,4 @@ def _check_input_update(spec: SymbolicInput) -> Variable:
 def _pairs_with(givens: Any, cuts: dict) -> Any:
     if not cuts:
         return givens
-    from arignote.compile.function import _pairs
-
     return [*_pairs(givens, "givens"), *cuts.items()]
-
-
-def _make_profile(profile: Any, name: str | None) -> Any:
-    if not profile:
-        return None
-    from arignote.compile.profiling import ProfileStats
-
-    if profile is True:
-        return ProfileStats(message=name or "function")
-    if isinstance(profile, str):
-        return ProfileStats(message=profile)
-    return profile

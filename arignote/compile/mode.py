@@ -1,6 +1,8 @@
 """Modes: which rewrites run (the pipeline) and which linker runs the result.
 
-The pipeline is the list below, in order; each stage applies the rules registered for it
+The pipeline is the list below, in order: ``(name, purpose, pass)``, where a pass is a
+function ``pass(fgraph, query)`` that rewrites ``fgraph`` in place. Merging is one pass; a
+rule stage is a :class:`RuleStage`, which applies the rules registered for it
 (:func:`arignote.graph.rewriting.register_rewrite`) whose tags the mode's query selects.
 
 >>> from arignote.compile.mode import get_mode
@@ -12,17 +14,20 @@ The pipeline is the list below, in order; each stage applies the rules registere
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arignote.configdefaults import config
 from arignote.graph.fg import FunctionGraph
-from arignote.graph.rewriting.basic import apply_node_rewriters, constant_folding, merge_graph
-from arignote.graph.rewriting.db import register_rewrite, rewrite_registry
+from arignote.graph.rewriting.basic import apply_node_rewriters, merge_graph
+from arignote.graph.rewriting.db import rewrite_registry
 from arignote.link.vm import VMLinker
 
 __all__ = [
     "PIPELINE",
+    "RuleStage",
+    "merge_pass",
     "RewriteQuery",
     "Mode",
     "FAST_RUN",
@@ -34,19 +39,44 @@ __all__ = [
     "predefined_linkers",
 ]
 
-# The graph-level rules every mode starts from (Op-specific rules register themselves next
-# to their Ops).
-register_rewrite("canonicalize", "fast_run", "fast_compile")(constant_folding)
+#: A pass: rewrites the FunctionGraph in place; the query says which rules may run.
+Pass = Callable[[FunctionGraph, "RewriteQuery"], Any]
 
-#: The compilation pipeline, in order: (stage name, what it is for).
-PIPELINE: list[tuple[str, str]] = [
-    ("merge", "merge equal constants and duplicate computations"),
-    ("canonicalize", "put expressions in one normal form so later rules see fewer cases"),
-    ("stabilize", "replace numerically unstable forms (log(1 + x) -> log1p(x), ...)"),
-    ("specialize", "replace general ops by faster special cases"),
-    ("fusion", "fuse chains of elementwise ops into single kernels"),
-    ("inplace", "let ops overwrite inputs nobody else needs"),
-    ("final_merge", "merge again what the stages made equal"),
+
+def merge_pass(fgraph: FunctionGraph, query: RewriteQuery) -> int:
+    """Merge equal constants and duplicate computations (no rules: the query is not used)."""
+    return merge_graph(fgraph)
+
+
+@dataclass(frozen=True)
+class RuleStage:
+    """The pass of one rule stage: the rules registered for ``stage`` that the query
+    selects, applied until none fires, each node offered only those tracking its Op."""
+
+    stage: str
+
+    def __call__(self, fgraph: FunctionGraph, query: RewriteQuery) -> int:
+        rules = rewrite_registry.rules_by_op(self.stage, query.include, query.exclude, query.require)
+        return apply_node_rewriters(fgraph, rules)
+
+
+#: The compilation pipeline, in order: (stage name, what it is for, the pass).
+PIPELINE: list[tuple[str, str, Pass]] = [
+    ("merge", "merge equal constants and duplicate computations", merge_pass),
+    (
+        "canonicalize",
+        "put expressions in one normal form so later rules see fewer cases",
+        RuleStage("canonicalize"),
+    ),
+    (
+        "stabilize",
+        "replace numerically unstable forms (log(1 + x) -> log1p(x), ...)",
+        RuleStage("stabilize"),
+    ),
+    ("specialize", "replace general ops by faster special cases", RuleStage("specialize")),
+    ("fusion", "fuse chains of elementwise ops into single kernels", RuleStage("fusion")),
+    ("inplace", "let ops overwrite inputs nobody else needs", RuleStage("inplace")),
+    ("final_merge", "merge again what the stages made equal", merge_pass),
 ]
 
 
@@ -58,7 +88,7 @@ class RewriteQuery:
     include: frozenset = frozenset({"fast_run"})
     exclude: frozenset = frozenset()
     require: frozenset = frozenset()
-    stages: tuple = tuple(name for name, _ in PIPELINE)
+    stages: tuple = tuple(name for name, _, _ in PIPELINE)
 
     def including(self, *tags: str) -> RewriteQuery:
         return replace(self, include=self.include | set(tags))
@@ -70,17 +100,17 @@ class RewriteQuery:
         return replace(self, require=self.require | set(tags))
 
     def __call__(self, fgraph: FunctionGraph) -> dict[str, float]:
-        """Rewrite ``fgraph`` in place; returns seconds spent per stage."""
+        """Rewrite ``fgraph`` in place, running the pass of each of ``stages`` in turn (a
+        stage that is not in :data:`PIPELINE` applies the rules registered for it);
+        returns seconds spent per stage."""
+        passes = {name: run for name, _, run in PIPELINE}
         timings: dict[str, float] = {}
         for stage in self.stages:
             if stage in self.exclude:
                 continue
+            run = passes.get(stage) or RuleStage(stage)
             t0 = time.perf_counter()
-            if stage in ("merge", "final_merge"):
-                merge_graph(fgraph)
-            else:
-                rules = rewrite_registry.query(stage, self.include, self.exclude, self.require)
-                apply_node_rewriters(fgraph, rules)
+            run(fgraph, self)
             timings[stage] = time.perf_counter() - t0
         return timings
 
@@ -173,11 +203,11 @@ def get_mode(mode: Any = None) -> Mode:
         return mode
     if isinstance(mode, str):
         if mode not in predefined_modes and mode in ("DebugMode", "DEBUG_MODE"):
-            from arignote.compile.debugmode import DebugMode
+            from arignote.compile.debug.debugmode import DebugMode
 
             return DebugMode()
         if mode not in predefined_modes and mode == "NanGuardMode":
-            from arignote.compile.nanguardmode import NanGuardMode
+            from arignote.compile.debug.nanguardmode import NanGuardMode
 
             return NanGuardMode()
         if mode in predefined_modes:

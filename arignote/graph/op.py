@@ -242,6 +242,24 @@ class Op(MetaObject):
             return self.L_op(inputs, outputs, output_grads)
         return self.grad(inputs, output_grads)
 
+    def pullback_in_pass(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+        wanted: Sequence[bool],
+        memo: dict,
+    ) -> list:
+        """:meth:`pullback` as one reverse pass of ``grad`` calls it.
+
+        ``wanted[i]`` says whether input ``i``'s term is needed (the rule may return
+        ``None`` for one that is not, and skip building it); ``memo`` is a dict shared by
+        every node of the pass, in which a rule may keep what other nodes' rules can reuse
+        (Elemwise keeps the nodes its replayed scalar rules build, so a subexpression used
+        twice is differentiated into one node). The default calls :meth:`pullback`.
+        """
+        return self.pullback(inputs, outputs, output_grads)
+
     def L_op(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:

@@ -1,4 +1,6 @@
-"""Evaluate a graph by running each node's thunk (``Op.make_thunk`` / ``perform``) in order.
+"""Evaluate a graph by running each node's thunk (the Python backend's:
+:func:`~arignote.link.python.python_thunk`, by default ``Op.make_thunk`` / ``perform``) in
+order.
 
 This is the seeds' storage-cell protocol in its plainest form: one storage cell per
 Variable, one compute flag per Variable, thunks run in topological order, and
@@ -11,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from arignote import printing
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.traversal import ancestors, io_toposort
 from arignote.graph.utils import MissingInputError, format_site
+from arignote.link.python import python_thunk
 
 __all__ = ["describe_node_failure", "evaluate", "resolve_inputs"]
 
@@ -80,9 +84,7 @@ def _short_dprint(node: Apply) -> list[str]:
     """The node and two levels of its inputs, as ``debugprint`` shows them (with Types),
     cut to :data:`_DPRINT_MAX_LINES` lines. Never raises: it only decorates an error."""
     try:
-        from arignote.printing import debugprint
-
-        text = debugprint(node, depth=3, print_type=True, file="str", print_inner_graphs=False)
+        text = printing.debugprint(node, depth=3, print_type=True, file="str", print_inner_graphs=False)
     except Exception as err:  # a printer bug must not hide the user's error
         return [f"  (debugprint failed: {type(err).__name__}: {err})"]
     lines = ["  " + line for line in text.rstrip("\n").splitlines()]
@@ -136,9 +138,9 @@ def evaluate(outputs: Sequence[Variable], givens: Mapping[Any, Any], **kwargs: A
                 given = out in values
                 node_storage[out] = [None] if given else storage[out]
                 node_computed[out] = [False] if given else computed[out]
-            thunk = node.op.make_thunk(node, node_storage, node_computed, [])
+            thunk = python_thunk(node.op, node, node_storage, node_computed, [])
         else:
-            thunk = node.op.make_thunk(node, storage, computed, [])
+            thunk = python_thunk(node.op, node, storage, computed, [])
         try:
             thunk()
         except Exception as err:

@@ -1,4 +1,6 @@
-"""The reference linker: a Python VM over each node's thunk (``Op.make_thunk``/``perform``).
+"""The reference linker: a Python VM over each node's thunk, from the Python backend
+(:func:`arignote.link.python.python_thunk`: a registered thunk, else ``Op.make_thunk`` /
+``perform``).
 
 It is the living definition of what every Op computes: one storage cell per Variable,
 one compute flag per Variable, thunks run in topological order, intermediate values
@@ -18,6 +20,7 @@ from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.utils import MetaObject
 from arignote.link.perform import describe_node_failure
+from arignote.link.python import impl_name, python_thunk
 
 __all__ = ["VM", "VMLinker"]
 
@@ -75,6 +78,12 @@ class VM:
             )
             for k, thunk in enumerate(thunks)
         ]
+
+    def impl_of(self, node: Apply) -> str:
+        """What runs ``node``: ``"python"`` (a thunk registered with the Python backend),
+        ``"make_thunk"`` (the Op's own) or ``"perform"`` (the generic thunk: the slow
+        path). ``dprint`` of a compiled function marks the last ones."""
+        return impl_name(node.op)
 
     def _fail(self, k: int, err: Exception) -> None:
         node = self.nodes[k]
@@ -278,7 +287,8 @@ class VM:
 
 
 class VMLinker(MetaObject):
-    """Builds a :class:`VM` for a FunctionGraph: thunks from each Op's ``make_thunk``.
+    """Builds a :class:`VM` for a FunctionGraph: each node's thunk from the Python backend
+    (:func:`~arignote.link.python.python_thunk`, whose default is the Op's ``make_thunk``).
 
     ``allow_gc``: free intermediate values as soon as their last user has run. Linkers
     compare by ``__props__`` (subclasses list their own settings there).
@@ -307,7 +317,8 @@ class VMLinker(MetaObject):
         """(vm, output cells): ``input_storage[i]`` is the cell of ``fgraph.inputs[i]``.
 
         ``no_recycling`` outputs have their cells cleared before every call, so no Op
-        reuses a buffer the caller still holds.
+        reuses a buffer the caller still holds. ``thunk_maker(node)``, when given, makes
+        the thunks instead of the Python backend (DebugMode wraps the backend's in checks).
         """
         nodes = fgraph.toposort()
         storage_map: dict[Variable, list] = {}
@@ -327,7 +338,7 @@ class VMLinker(MetaObject):
             if var not in storage_map:  # an output that is a constant
                 storage_map[var] = [var.data if isinstance(var, Constant) else None]
                 compute_map[var] = [True]
-        make = thunk_maker or (lambda node: node.op.make_thunk(node, storage_map, compute_map, [], None))
+        make = thunk_maker or (lambda node: python_thunk(node.op, node, storage_map, compute_map, [], None))
         thunks = []
         for node in nodes:
             thunk = make(node)

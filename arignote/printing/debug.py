@@ -2,8 +2,10 @@
 
 The format is PyTensor 3's: the Op (or the Variable, for inputs and constants), an id such
 as ``[id A]`` so that shared sub-graphs can be recognised, and options for types, shapes,
-memory maps and the toposort position of each node of a compiled function. A sub-graph met
-a second time is not printed again: its line is followed by ``···``. Ops that hold a graph
+memory maps and the toposort position of each node of a compiled function. A node of a
+compiled function that runs through the generic ``perform`` thunk (its backend has no fast
+implementation of its Op) is marked ``[perform]``. A sub-graph met a second time is not
+printed again: its line is followed by ``···``. Ops that hold a graph
 of their own (fused kernels) get a section ``Inner graphs:`` at the end. The walk uses an
 explicit stack, so a graph of any depth prints.
 """
@@ -80,6 +82,21 @@ def unregister_node_annotator(fn: Callable) -> None:
     """Stop asking ``fn`` about Apply lines (nothing happens if it was not registered)."""
     if fn in _NODE_ANNOTATORS:
         _NODE_ANNOTATORS.remove(fn)
+
+
+#: Appended to the line of a node of a compiled function that runs through the generic
+#: ``perform`` thunk: never silently slow (DESIGN.md section 3).
+PERFORM_MARKER = "[perform]"
+
+
+def _runs_on_perform(node: Apply, context: Any) -> bool:
+    """Whether the compiled function ``context`` runs ``node`` through ``perform``: its
+    runner (``context.vm``) says so through ``impl_of(node)``. Plain graphs and
+    FunctionGraphs are never marked (nothing runs them)."""
+    if context is None or isinstance(context, FunctionGraph):
+        return False
+    impl_of = getattr(getattr(context, "vm", None), "impl_of", None)
+    return impl_of is not None and impl_of(node) == "perform"
 
 
 def _is_symbolic_op(op: Any) -> bool:
@@ -278,6 +295,8 @@ class _DebugPrinter:
             parts.append(f" '{var.name}'")
         parts.append(memory)
         parts.append(position)
+        if _runs_on_perform(node, context):
+            parts.append(f" {PERFORM_MARKER}")
         for annotate in _NODE_ANNOTATORS:
             note = annotate(node, context)
             if note:
@@ -447,8 +466,10 @@ def debugprint(
     ----------
     graph_like
         A Variable, an Apply (its outputs), a FunctionGraph, a compiled function (anything
-        with ``maker.fgraph``; each node's toposort position ends its line), an ``In``/``Out``
-        (its ``variable``), or a list/tuple of these.
+        with ``maker.fgraph``; each node's toposort position ends its line, followed by
+        ``[perform]`` for a node that runs through the generic ``perform`` thunk, the slow
+        path: no fast implementation of its Op in the backend, as its ``vm.impl_of(node)``
+        says), an ``In``/``Out`` (its ``variable``), or a list/tuple of these.
     depth
         How many levels to print (``-1``: all).
     print_type, print_shape

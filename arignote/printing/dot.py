@@ -14,8 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
+from arignote.graph.traversal import apply_ancestors
 from arignote.printing.utils import _inner_graph_op, _is_function
 
 __all__ = ["default_colorCodes", "pydotprint"]
@@ -142,8 +144,6 @@ def _updates_of(fgraph: FunctionGraph, fct: Any) -> dict[Variable, Variable]:
 
 
 def _ancestor_nodes(var: Variable) -> set[Apply]:
-    from arignote.graph.traversal import apply_ancestors
-
     return set(apply_ancestors([var]))
 
 
@@ -350,8 +350,6 @@ def pydotprint(
     text_format = format in ("dot", "gv")
 
     if outfile is None and not return_image:
-        from arignote.configdefaults import config
-
         outfile = Path(config.compiledir) / f"arignote.pydotprint.cpu.{format}"
     if outfile is not None:
         outfile = Path(outfile)

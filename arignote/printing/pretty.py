@@ -13,6 +13,7 @@ from typing import Any
 
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.op import Op
+from arignote.graph.traversal import io_toposort
 from arignote.graph.utils import Scratchpad
 
 __all__ = [
@@ -270,7 +271,7 @@ _ELEMWISE_SPECIAL = {
     "identity": IgnorePrinter(),
 }
 _CLASS_PRINTERS: dict[str, Printer] = {
-    "arignote.tensor.math.Sum": FunctionPrinter(["sum"], ["axis"]),
+    "arignote.tensor.reductions.Sum": FunctionPrinter(["sum"], ["axis"]),
     "arignote.tensor.elemwise.DimShuffle": DimShufflePrinter(),
     "arignote.tensor.products.Dot": OperatorPrinter(special["middle_dot"], -1, "left"),
     "arignote.tensor.alloc.Alloc": FunctionPrinter(["alloc"]),
@@ -452,8 +453,6 @@ class PPrinter(Printer):
     ) -> str:
         """A small program: ``name = expression`` per named or output Variable, in
         dependency order, ``shared <- expression`` per update; one output: ``return ...``."""
-        from arignote.graph.traversal import io_toposort
-
         updates = dict(updates or {})
         inputs = [inputs] if isinstance(inputs, Variable) else list(inputs)
         outputs = [outputs] if isinstance(outputs, Variable) else list(outputs)

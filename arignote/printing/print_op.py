@@ -7,6 +7,7 @@ from typing import Any
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
+from arignote.tensor.conversion import as_tensor_variable
 
 __all__ = ["Print"]
 
@@ -33,8 +34,6 @@ class Print(Op):
 
     def make_node(self, xin: Any) -> Apply:
         if not isinstance(xin, Variable):
-            from arignote.tensor.basic import as_tensor_variable
-
             xin = as_tensor_variable(xin)
         return Apply(self, [xin], [xin.type()])
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from arignote.configdefaults import config
 from arignote.graph.basic import Variable
+from arignote.graph.null_type import disconnected_type
 from arignote.scalar.op import (
     BinaryScalarOp,
     ScalarOp,
@@ -160,24 +161,6 @@ def _chain(g: Variable, d: Variable, x: Variable) -> Variable:
 def _chain_div(g: Variable, d: Variable, x: Variable) -> Variable:
     """``g`` divided by ``d``, the reciprocal of a derivative (``g / conj(d)``)."""
     return _fit(true_div(g, conj(d) if _is_complex(d) else d), x)
-
-
-def _undefined(op: ScalarOp, i: int, x: Variable, why: str = "") -> Variable:
-    from arignote.gradient import grad_undefined
-
-    return grad_undefined(op, i, x, why)
-
-
-def _not_implemented(op: ScalarOp, i: int, x: Variable, why: str = "") -> Variable:
-    from arignote.gradient import grad_not_implemented
-
-    return grad_not_implemented(op, i, x, why)
-
-
-def _disconnected() -> Variable:
-    from arignote.gradient import disconnected_type
-
-    return disconnected_type()
 
 
 class _ZeroGrad:
@@ -967,7 +950,7 @@ class Second(BinaryScalarOp):
         _a, b = inputs
         (g,) = output_grads
         # as PyTensor: ``a`` is disconnected; an integer ``b`` gets a zero gradient
-        return [_disconnected(), _zeros(b) if _is_discrete(b) else g]
+        return [disconnected_type(), _zeros(b) if _is_discrete(b) else g]
 
 
 identity = Identity(same_out, name="identity")

@@ -31,6 +31,7 @@ import numpy as np
 from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
+from arignote.graph.null_type import DisconnectedType, NullType, disconnected_type
 from arignote.graph.op import HasInnerGraph
 from arignote.scalar.op import ScalarOp
 from arignote.scalar.type import ScalarType, constant, discrete_types
@@ -172,7 +173,6 @@ class Composite(ScalarOp, HasInnerGraph):
         undefined / not implemented gradient reaching a real variable goes on (as a
         NullType term) to the inputs it depends on.
         """
-        from arignote.gradient import disconnected_type
 
         if len(inputs) != self.nin or len(output_grads) != self.nout:
             raise ValueError(
@@ -190,7 +190,7 @@ class Composite(ScalarOp, HasInnerGraph):
             rebuilt.append(new)
         terms: dict = {}
         for out, g in zip(self.inner_outputs, output_grads):
-            if not _is_disconnected(g):
+            if not is_disconnected(g):
                 terms.setdefault(out, []).append(g)
         for inner, new in zip(reversed(self._order), reversed(rebuilt)):
             out_grads = []
@@ -203,13 +203,13 @@ class Composite(ScalarOp, HasInnerGraph):
                     out_grads.append(_float_zeros(new_out))
                 else:
                     out_grads.append(_add_terms(ts))
-            if all(_is_disconnected(g) for g in out_grads):
+            if all(is_disconnected(g) for g in out_grads):
                 continue
             pattern = _pattern(inner)
-            nulls = [g for g in out_grads if _is_null(g)]
+            nulls = [g for g in out_grads if is_null(g)]
             if nulls:
                 in_grads = [
-                    nulls[0] if any(p and not _is_disconnected(g) for p, g in zip(row, out_grads)) else None
+                    nulls[0] if any(p and not is_disconnected(g) for p, g in zip(row, out_grads)) else None
                     for row in pattern
                 ]
             else:
@@ -219,7 +219,7 @@ class Composite(ScalarOp, HasInnerGraph):
                         f"{new.op}.pullback returned {len(in_grads)} terms for {len(new.inputs)} inputs"
                     )
             for v, t in zip(inner.inputs, in_grads):
-                if t is None or isinstance(v, Constant) or _is_disconnected(t):
+                if t is None or isinstance(v, Constant) or is_disconnected(t):
                     continue
                 terms.setdefault(v, []).append(t)
         return [_add_terms(terms[v]) if v in terms else disconnected_type() for v in self.inner_inputs]
@@ -304,14 +304,12 @@ def _pattern(node: Apply) -> list[list[bool]]:
     return fn(node)
 
 
-def _is_disconnected(v: Any) -> bool:
-    from arignote.gradient import DisconnectedType
+def is_disconnected(v: Any) -> bool:
 
     return isinstance(getattr(v, "type", None), DisconnectedType)
 
 
-def _is_null(v: Any) -> bool:
-    from arignote.graph.null_type import NullType
+def is_null(v: Any) -> bool:
 
     return isinstance(getattr(v, "type", None), NullType)
 
@@ -320,7 +318,7 @@ def _add_terms(terms: list[Variable]) -> Variable:
     """The sum of gradient terms (the first NullType term if there is one)."""
     from arignote.scalar.basic import add
 
-    nulls = [t for t in terms if _is_null(t)]
+    nulls = [t for t in terms if is_null(t)]
     if nulls:
         return nulls[0]
     return terms[0] if len(terms) == 1 else add(*terms)

@@ -17,14 +17,13 @@ import numpy as np
 import scipy.special as sp
 
 from arignote.graph.basic import Variable
+from arignote.graph.null_type import grad_not_implemented, grad_undefined
 from arignote.scalar.basic import (
     FloatUnary,
     _chain,
     _const,
     _in_precision,
-    _not_implemented,
     _real,
-    _undefined,
     add,
     eq,
     exp,
@@ -167,7 +166,7 @@ class Psi(FloatUnary):
         (x,) = inputs
         (g,) = output_grads
         if x.type.dtype in ("complex64", "complex128"):
-            return [_not_implemented(self, 0, x, "tri_gamma has no complex implementation.")]
+            return [grad_not_implemented(self, 0, x, "tri_gamma has no complex implementation.")]
         return [mul(g, tri_gamma(x))]
 
 
@@ -219,7 +218,7 @@ class PolyGamma(ScalarOp):
         n, x = inputs
         (g,) = output_grads
         return [
-            _undefined(self, 0, n, "The order n of polygamma takes integer values only."),
+            grad_undefined(self, 0, n, "The order n of polygamma takes integer values only."),
             mul(g, polygamma(add(n, 1), x)),
         ]
 
@@ -753,7 +752,7 @@ class GammaIncGrad(FloatNary):
         # d/dx d/dk P = d/dk (x**(k-1) exp(-x) / gamma(k)) = density (log x - psi(k))
         d_x = _times_log_term(_gamma_density(kf, xf), sub(log(xf), psi(kf)))
         return [
-            _not_implemented(
+            grad_not_implemented(
                 self, 0, k, "The second derivative in k has no closed form, and no scalar op computes it."
             ),
             mul(g, d_x) if self.sign > 0 else mul(neg(g), d_x),
@@ -816,8 +815,8 @@ class BetaIncGrad(ScalarOp):
         shape_term = sub(psi(add(af, bf)), psi(af if self.wrt_a else bf))
         why = "Its derivatives in the shape parameters have no closed form, and no scalar op computes them."
         return [
-            _not_implemented(self, 0, a, why),
-            _not_implemented(self, 1, b, why),
+            grad_not_implemented(self, 0, a, why),
+            grad_not_implemented(self, 1, b, why),
             mul(g, _times_log_term(_beta_density(af, bf, xf), add(log_term, shape_term))),
         ]
 

@@ -26,12 +26,12 @@ import numpy as np
 import scipy.special as sp
 
 from arignote.graph.basic import Variable
+from arignote.graph.null_type import grad_not_implemented
 from arignote.scalar.basic import (
     _chain,
     _const,
     _in_precision,
     _is_complex,
-    _not_implemented,
     add,
     conj,
     exp,
@@ -118,7 +118,7 @@ class _SciPyImpl:
 
 
 def _order_not_implemented(op: ScalarOp, v: Variable) -> Variable:
-    return _not_implemented(
+    return grad_not_implemented(
         op, 0, v, f"The derivative of {op} in its order v has no closed form (and no scalar op computes it)."
     )
 
@@ -547,7 +547,7 @@ class Hyp2F1Grad(ScalarOp):
         factor = (true_div(b, c), true_div(a, c), neg(true_div(ratio, c)))[self.wrt]
         d_z = add(mul(factor, hyp2f1(*shifted)), mul(ratio, self(*shifted)))
         why = "The second derivatives of hyp2f1 in its parameters are not implemented."
-        terms = [_not_implemented(self, i, x, why) for i, x in enumerate(inputs[:3])]
+        terms = [grad_not_implemented(self, i, x, why) for i, x in enumerate(inputs[:3])]
         return [*terms, _chain(g, d_z, inputs[3])]
 
 

@@ -1,78 +1,61 @@
-"""Tensors: ``import arignote.tensor as pt`` (the array language users write in)."""
+"""Tensors: ``import arignote.tensor as pt`` (the array language users write in).
 
-from arignote.tensor import linalg, optimize, signal, special
-from arignote.tensor.alloc import *  # noqa: F403
-from arignote.tensor.basic import *  # noqa: F403
-from arignote.tensor.basic_extra import *  # noqa: F403
-from arignote.tensor.diag import *  # noqa: F403
-from arignote.tensor.einsum import *  # noqa: F403
-from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
-from arignote.tensor.extra_ops import *  # noqa: F403
-from arignote.tensor.extra_ops_more import *  # noqa: F403
-from arignote.tensor.functional import vectorize
-from arignote.tensor.index_utils import *  # noqa: F403
-from arignote.tensor.interpolate import *  # noqa: F403
-from arignote.tensor.join import *  # noqa: F403
-from arignote.tensor.math import *  # noqa: F403
-from arignote.tensor.math import (
-    abs,
-    all,
-    any,
-    max,
-    min,
-    pow,
-    round,
-    sum,
-)
-from arignote.tensor.math_extra import *  # noqa: F403
-from arignote.tensor.pad import *  # noqa: F403
-from arignote.tensor.products import *  # noqa: F403
-from arignote.tensor.shape import *  # noqa: F403
-from arignote.tensor.shape_utils import *  # noqa: F403
-from arignote.tensor.sort import *  # noqa: F403
-from arignote.tensor.subtensor import *  # noqa: F403
-from arignote.tensor.type import *  # noqa: F403
-from arignote.tensor.type import TensorType
-from arignote.tensor.variable import TensorConstant, TensorVariable
+This package only re-exports: every name is defined in one home module of
+``arignote.tensor`` (listed below), and PyTensor's module paths (``pt.basic``,
+``pt.math``, ``pt.extra_ops``, ``pt.shape``, ``pt.subtensor``...) are kept as modules
+that re-export too.
+"""
 
-__all__ = [
-    "CAReduce",
-    "DimShuffle",
-    "Elemwise",
-    "TensorConstant",
-    "TensorType",
-    "TensorVariable",
-    "abs",
-    "all",
-    "blas",
-    "linalg",
-    "random",
-    "any",
-    "max",
-    "min",
-    "optimize",
-    "pow",
-    "round",
-    "signal",
-    "special",
-    "sum",
-    "vectorize",
-    "grad",
-    "hessian",
-    "jacobian",
-    "pack",
-    "unpack",
-    "reshape",
-]
-import arignote.tensor.rewriting  # noqa: F401  (registers the tensor rules)
+from numpy import e, euler_gamma, inf, nan, pi
+
 from arignote.gradient import grad, hessian, jacobian  # PyTensor has them here too
 from arignote.tensor import (
-    blas,  # after math: it re-exports from math_extra
+    basic,
+    batching,  # registers how tensors are batched (vectorize_graph)
+    blas,
+    extra_ops,
+    linalg,
+    math,
+    nlinalg,
+    optimize,
     random,
+    rewriting,  # registers the tensor rules
+    signal,
+    slinalg,
+    special,
 )
+from arignote.tensor.alloc import *
+from arignote.tensor.axes import *
+from arignote.tensor.blas import *
+from arignote.tensor.checks import *
+from arignote.tensor.conversion import *
+from arignote.tensor.cumulative import *
+from arignote.tensor.diag import *
+from arignote.tensor.einsum import *
+from arignote.tensor.elemwise import *
+from arignote.tensor.functional import vectorize
+from arignote.tensor.index_utils import *
+from arignote.tensor.interpolate import *
+from arignote.tensor.join import *
+from arignote.tensor.pad import *
+from arignote.tensor.products import *
+from arignote.tensor.ranges import *
+from arignote.tensor.reductions import *
+from arignote.tensor.searching import *
+from arignote.tensor.shape import *
+from arignote.tensor.shape_utils import *
+from arignote.tensor.sharedvar import TensorSharedVariable
+from arignote.tensor.sort import *
+from arignote.tensor.statistics import *
+from arignote.tensor.subtensor import *
+from arignote.tensor.subtensor_advanced import *
+from arignote.tensor.type import *
+from arignote.tensor.ufuncs import *
+from arignote.tensor.variable import *
 
 # ``pytensor.tensor.reshape`` is a module (pack, unpack, ...) and ``pt.reshape`` the function:
 # importing the module binds its name here, so the function is bound again after it
+# isort: off
 from arignote.tensor.reshape import pack, unpack
 from arignote.tensor.shape import reshape
-from arignote.tensor.sharedvar import TensorSharedVariable  # noqa: F401  (registers shared())
+# isort: on

@@ -1,7 +1,7 @@
-"""Making new arrays: ``Alloc`` (a value broadcast to a shape), ``Eye``, ``ARange``,
-``Repeat``, and the NumPy-style helpers built on them (``zeros``, ``ones``, ``full``,
-``*_like``, ``eye``, ``identity_like``, ``arange``, ``linspace``, ``tile``, ``repeat``,
-``tri``, ``tril``, ``triu``).
+"""Making new arrays: ``Alloc`` (a value broadcast to a shape), ``Eye``, ``Repeat``, and
+the NumPy-style helpers built on them (``zeros``, ``ones``, ``full``, ``*_like``, ``eye``,
+``identity_like``, ``tile``, ``repeat``, ``tri``, ``tril``, ``triu``). Evenly spaced
+values (``arange``, ``linspace``...) are in :mod:`arignote.tensor.ranges`.
 
 Lengths are 0-d integer tensors (Python ints, NumPy integers or symbolic scalars). A
 length known when the graph is built becomes a static length of the output's Type.
@@ -10,8 +10,9 @@ length known when the graph is built becomes a static length of the output's Typ
 >>> n = pt.lscalar("n")
 >>> pt.zeros((n, 3)).type
 TensorType(float64, shape=(None, 3))
->>> pt.arange(1, 7, 2).eval()
-array([1, 3, 5])
+>>> pt.tri(2).eval()
+array([[1., 0.],
+       [1., 1.]])
 """
 
 from __future__ import annotations
@@ -24,30 +25,30 @@ import numpy as np
 
 from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
-from arignote.scalar.type import upcast
-from arignote.tensor.basic import (
-    NotScalarConstantError,
+from arignote.graph.replace import register_batch_rule
+from arignote.tensor.axes import expand_dims
+from arignote.tensor.conversion import (
     as_tensor_variable,
     constant,
-    expand_dims,
-    flatten,
-    get_underlying_scalar_constant_value,
-    moveaxis,
 )
-from arignote.tensor.elemwise import normalize_axis
-from arignote.tensor.math import cast, ceil, eq, fill, floor, ge, gt, int_div, maximum, mul, neg, switch
-from arignote.tensor.math import sum as tensor_sum
+from arignote.tensor.elemwise import DimShuffle, normalize_axis
+from arignote.tensor.ranges import arange
+from arignote.tensor.reductions import sum as tensor_sum
 from arignote.tensor.shape import (
-    Shape_i,
-    _disconnected,
+    _as_length,
     _grad_like,
-    _no_grad,
-    _zero_grad,
+    _is_int_dtype,
+    _static_int,
+    batch_length,
+    flatten,
     reshape,
+    shape_i,
     shape_tuple,
 )
 from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import cast, fill, ge, mul, neg, switch
 
 __all__ = [
     "Alloc",
@@ -61,9 +62,6 @@ __all__ = [
     "Eye",
     "eye",
     "identity_like",
-    "ARange",
-    "arange",
-    "linspace",
     "Repeat",
     "repeat",
     "tile",
@@ -74,38 +72,6 @@ __all__ = [
 
 
 # --- lengths -------------------------------------------------------------------------------
-
-
-def _is_int_dtype(dtype: str) -> bool:
-    return np.dtype(dtype).kind in "iu"
-
-
-def _as_length(value: Any, what: str) -> Variable:
-    """``value`` as a 0-d integer tensor, or a TypeError naming ``what``."""
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{what} must be an integer, got the bool {value!r}")
-    try:
-        v = as_tensor_variable(value)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{what} must be a 0-d integer, got {value!r} ({err})") from None
-    if v.type.ndim != 0 or not _is_int_dtype(v.type.dtype):
-        hint = ""
-        if v.type.ndim == 1 and what.startswith("Alloc"):
-            hint = " (give the lengths as separate arguments: alloc(value, *shape))"
-        raise TypeError(f"{what} must be a 0-d integer, got {v} of Type {v.type}{hint}")
-    return v
-
-
-def _static_int(v: Variable) -> int | None:
-    """The value of a 0-d integer Variable when it is known statically, else None."""
-    try:
-        return int(get_underlying_scalar_constant_value(v))
-    except NotScalarConstantError:
-        pass
-    node = v.owner
-    if node is not None and isinstance(node.op, Shape_i):
-        return node.inputs[0].type.shape[node.op.i]
-    return None
 
 
 def _mul_lengths(a: Any, b: Any) -> Variable:
@@ -266,13 +232,13 @@ class Alloc(Op):
         ones = [d for d, (vs, gs) in enumerate(zip(value.type.shape, g.type.shape)) if vs == 1 and gs != 1]
         if ones:
             g = tensor_sum(g, axis=ones, keepdims=True)
-        return [_grad_like(g, value), *(_no_grad() for _ in lengths)]
+        return [_grad_like(g, value), *(disconnected_type() for _ in lengths)]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        if _disconnected(eval_points[0]):
-            return [_no_grad()]
+        if is_disconnected(eval_points[0]):
+            return [disconnected_type()]
         return [self(eval_points[0], *inputs[1:])]
 
 
@@ -379,12 +345,12 @@ class Eye(Op):
     ) -> list:
         """No gradient: the integer inputs choose the shape and the diagonal, and the values
         are constant ones and zeros."""
-        return [_no_grad() for _ in inputs]
+        return [disconnected_type() for _ in inputs]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        return [_no_grad()]
+        return [disconnected_type()]
 
 
 def eye(n: Any, m: Any = None, k: Any = 0, dtype: Any = None) -> Variable:
@@ -402,173 +368,6 @@ def identity_like(x: Any, dtype: Any = None) -> Variable:
 
 
 # --- ARange --------------------------------------------------------------------------------
-
-
-def _arange_length(start: Any, stop: Any, step: Any) -> int:
-    """``len(numpy.arange(start, stop, step))`` without building the array."""
-    if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
-        return max(-((int(start) - int(stop)) // int(step)), 0)
-    return max(math.ceil((float(stop) - float(start)) / float(step)), 0)
-
-
-class ARange(Op):
-    """``numpy.arange(start, stop, step)`` as an array of ``dtype``.
-
-    >>> import arignote.tensor as pt
-    >>> n = pt.lscalar("n")
-    >>> r = pt.arange(n)
-    >>> r.type, r.eval({n: 3})
-    (TensorType(int64, shape=(None,)), array([0, 1, 2]))
-    """
-
-    __props__ = ("dtype",)
-
-    def __init__(self, dtype: Any):
-        self.dtype = np.dtype(dtype).name
-
-    def make_node(self, start: Any, stop: Any, step: Any) -> Apply:
-        args = []
-        for what, v in (("start", start), ("stop", stop), ("step", step)):
-            t = as_tensor_variable(v)
-            if t.type.ndim != 0 or np.dtype(t.type.dtype).kind not in "iuf":
-                raise TypeError(f"ARange: {what} must be a 0-d integer or float, got {t} of Type {t.type}")
-            args.append(t)
-        length = None
-        if all(isinstance(a, Constant) for a in args):
-            values = [a.data[()] for a in args]
-            if values[2] == 0:
-                raise ValueError("ARange: step is 0")
-            length = _arange_length(*values)
-        return Apply(self, args, [TensorType(self.dtype, (length,))()])
-
-    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
-        start, stop, step = (v.item() for v in inputs)
-        if step == 0:
-            raise ValueError(f"ARange: step is 0 (start={start}, stop={stop})")
-        output_storage[0][0] = np.arange(start, stop, step, dtype=self.dtype)
-
-    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
-        static = node.outputs[0].type.shape[0]
-        if static is not None:
-            return [(static,)]
-        start, stop, step = node.inputs
-        if all(_is_int_dtype(v.type.dtype) and v.type.dtype != "uint64" for v in node.inputs):
-            start, stop, step = (cast(v, "int64") for v in (start, stop, step))
-            n = neg(int_div(start - stop, step))  # ceil((stop - start) / step)
-        else:
-            diff = cast(stop, "float64") - cast(start, "float64")
-            n = cast(ceil(diff / cast(step, "float64")), "int64")
-        return [(maximum(n, 0),)]
-
-    def connection_pattern(self, node: Apply) -> list[list[bool]]:
-        return [[True], [False], [True]]
-
-    def pullback(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
-    ) -> list:
-        """``out[i] = start + i * step``: ``start`` gets ``sum(g)``, ``step`` gets
-        ``sum(g * i)``; ``stop`` only sets the length (disconnected). An integer ``arange``
-        is a step function of ``start`` and ``step``: zero gradients."""
-        start, _, step = inputs
-        if _is_int_dtype(self.dtype) or self.dtype == "bool":
-            return [_zero_grad(start), _no_grad(), _zero_grad(step)]
-        g = as_tensor_variable(output_grads[0])
-        (n,) = shape_tuple(outputs[0])
-        index = cast(arange(n), g.type.dtype)
-        return [_grad_like(tensor_sum(g), start), _no_grad(), _grad_like(tensor_sum(g * index), step)]
-
-    def pushforward(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
-    ) -> list:
-        """``dstart + i * dstep`` (nothing for an integer ``arange``)."""
-        d_start, _, d_step = eval_points
-        if _is_int_dtype(self.dtype) or (_disconnected(d_start) and _disconnected(d_step)):
-            return [_no_grad()]
-        out = outputs[0]
-        tangent = zeros_like(out)
-        if not _disconnected(d_start):
-            tangent = tangent + cast(d_start, self.dtype)
-        if not _disconnected(d_step):
-            (n,) = shape_tuple(out)
-            tangent = tangent + cast(arange(n), self.dtype) * cast(d_step, self.dtype)
-        return [tangent]
-
-
-_arange_ops: dict[str, ARange] = {}
-
-
-def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Variable:
-    """Evenly spaced values in ``[start, stop)`` (``arange(stop)`` counts from 0).
-
-    The default dtype follows PyTensor: the common dtype of the arguments, with integers
-    widened to int64 (uint64 for unsigned ones).
-    """
-    if stop is None:
-        start, stop = 0, start
-    start, stop, step = (as_tensor_variable(v) for v in (start, stop, step))
-    if dtype is None:
-        dtype = upcast(start.type.dtype, stop.type.dtype, step.type.dtype)
-        kind = np.dtype(dtype).kind
-        if kind == "i":
-            dtype = "int64"
-        elif kind == "u":
-            dtype = "uint64"
-    else:
-        dtype = np.dtype(dtype).name
-    op = _arange_ops.get(dtype)
-    if op is None:
-        op = _arange_ops[dtype] = ARange(dtype)
-    return op(start, stop, step)
-
-
-def linspace(
-    start: Any,
-    stop: Any,
-    num: Any = 50,
-    endpoint: bool = True,
-    retstep: bool = False,
-    dtype: Any = None,
-    axis: int = 0,
-) -> Any:
-    """``num`` evenly spaced values from ``start`` to ``stop`` (``numpy.linspace``).
-
-    ``start`` and ``stop`` may be arrays (broadcast together); the samples then run along
-    ``axis`` of the result. The values are computed in float64 and cast to ``dtype``
-    (``floatX`` by default); ``retstep=True`` also returns the spacing.
-
-    >>> import arignote.tensor as pt
-    >>> pt.linspace(0, 1, 5).eval()
-    array([0.  , 0.25, 0.5 , 0.75, 1.  ])
-    """
-    dtype = config.floatX if dtype is None else dtype
-    start = cast(as_tensor_variable(start), "float64")
-    stop = cast(as_tensor_variable(stop), "float64")
-    num = _as_length(num, "linspace: num")
-    static_num = _static_int(num)
-    if static_num is not None and static_num < 0:
-        raise ValueError(f"linspace: num must be non-negative, got {static_num}")
-    start, stop = fill(stop, start), fill(start, stop)  # broadcast the two together
-    ndim = start.type.ndim
-    out_axis = normalize_axis(axis, ndim + 1)[0]  # type: ignore[index]
-    div = num - 1 if endpoint else num
-    delta = stop - start
-    step = switch(gt(div, 0), delta / cast(maximum(div, 1), "float64"), constant(np.float64(np.nan)))
-    index = arange(num)
-    steps = cast(expand_dims(index, tuple(range(1, ndim + 1))) if ndim else index, "float64")
-    samples = expand_dims(start, 0) + steps * switch(gt(div, 0), expand_dims(step, 0), 0.0)
-    if endpoint:
-        last = eq(index, num - 1) & gt(num, 1)
-        samples = switch(
-            expand_dims(last, tuple(range(1, ndim + 1))) if ndim else last, expand_dims(stop, 0), samples
-        )
-    if out_axis != 0:
-        samples = moveaxis(samples, 0, out_axis)
-    if _is_int_dtype(np.dtype(dtype).name):
-        samples = floor(samples)  # NumPy rounds down to integers (not toward zero)
-    samples = cast(samples, dtype)
-    if retstep:
-        return samples, cast(step, dtype)
-    return samples
 
 
 # --- Repeat --------------------------------------------------------------------------------
@@ -662,13 +461,13 @@ class Repeat(Op):
         x, repeats = inputs
         g = as_tensor_variable(output_grads[0])
         gx = RepeatGrad(self.axis)(g, repeats, shape_tuple(x)[self.axis])
-        return [_grad_like(gx, x), _no_grad()]
+        return [_grad_like(gx, x), disconnected_type()]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        if _disconnected(eval_points[0]):
-            return [_no_grad()]
+        if is_disconnected(eval_points[0]):
+            return [disconnected_type()]
         return [self(eval_points[0], inputs[1])]
 
 
@@ -733,13 +532,13 @@ class RepeatGrad(Op):
     ) -> list:
         g, repeats, _ = inputs
         h = as_tensor_variable(output_grads[0])
-        return [_grad_like(Repeat(self.axis)(h, repeats), g), _no_grad(), _no_grad()]
+        return [_grad_like(Repeat(self.axis)(h, repeats), g), disconnected_type(), disconnected_type()]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        if _disconnected(eval_points[0]):
-            return [_no_grad()]
+        if is_disconnected(eval_points[0]):
+            return [disconnected_type()]
         return [self(eval_points[0], *inputs[1:])]
 
     def __str__(self) -> str:
@@ -867,3 +666,24 @@ def tril(m: Any, k: Any = 0) -> Variable:
 def triu(m: Any, k: Any = 0) -> Variable:
     """``m`` with the elements below diagonal ``k`` set to zero (over the last two axes)."""
     return _triangle(m, k, "triu", lower=False)
+
+
+# --- batching rules (vectorize_graph's node step) ---------------------------------------
+
+
+@register_batch_rule(Alloc)
+def _batch_alloc(op: Op, node: Apply, args: list, flags: list) -> list | None:
+    value, *shape = args
+    if any(flags[1:]):
+        return None
+    vnd = value.type.ndim - 1
+    pad = len(shape) - vnd
+    if pad:  # line the value's dimensions up with the output's, after the batch one
+        value = DimShuffle(input_ndim=vnd + 1, new_order=[0, *["x"] * pad, *range(1, vnd + 1)])(value)
+    return [(alloc(value, batch_length(value), *shape), True)]
+
+
+def broadcast_batch(v: Variable, n: Any) -> Variable:
+    """``v`` repeated ``n`` times along a new leading (batch) dimension."""
+    shape = [s if s is not None else shape_i(v, d) for d, s in enumerate(v.type.shape)]
+    return alloc(v, n, *shape)

@@ -9,7 +9,7 @@ core Op runs once per batch entry; a core Op whose ``perform`` takes whole stack
 linear algebra does) says so with ``stacked_perform = True`` and runs once.
 
 Its gradient is the core Op's own rule, built once on core-shaped placeholders and then
-vectorised over the batch (:func:`arignote.tensor.batching.vectorize_graph`), summed back
+vectorised over the batch (:func:`arignote.graph.replace.batch_graph`), summed back
 over the batch dimensions an input was broadcast along.
 
 >>> import numpy as np
@@ -38,8 +38,8 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
-from arignote.tensor.basic import as_tensor_variable
-from arignote.tensor.batching import register_batch_rule
+from arignote.graph.replace import register_batch_rule
+from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.type import TensorType
 
 __all__ = ["Blockwise", "blockwise_apply", "parse_gufunc_signature"]

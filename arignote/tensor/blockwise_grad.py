@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from arignote.graph.basic import Variable
+from arignote.graph.null_type import NullType, is_disconnected
+from arignote.graph.replace import batch_graph
 from arignote.tensor.alloc import alloc
-from arignote.tensor.batching import vectorize_graph
-from arignote.tensor.shape import _disconnected, _grad_like, dim_length, reshape
+from arignote.tensor.shape import _grad_like, dim_length, reshape
 
 
 def _dims(v: Variable, start: int, stop: int) -> list:
@@ -55,7 +56,7 @@ def _vectorize(terms: list, replace: dict, batch: list) -> list:
     """Each term (a Variable of the core graph, or a marker such as DisconnectedType) batched
     over the flat batch dimension."""
     real = [t for t in terms if isinstance(t, Variable) and not _is_marker(t)]
-    batched = dict(zip(real, vectorize_graph(real, replace))) if real else {}
+    batched = dict(zip(real, batch_graph(real, replace))) if real else {}
     out = []
     for t in terms:
         if t in batched:
@@ -68,9 +69,8 @@ def _vectorize(terms: list, replace: dict, batch: list) -> list:
 
 
 def _is_marker(t: Variable) -> bool:
-    from arignote.graph.null_type import NullType
 
-    return _disconnected(t) or isinstance(t.type, NullType)
+    return is_disconnected(t) or isinstance(t.type, NullType)
 
 
 def _core_rule_batched(
@@ -84,13 +84,13 @@ def _core_rule_batched(
     like = core.outputs if rule == "pullback" else core.inputs
     # an unused cotangent / tangent stays disconnected for the core rule too: zeros there
     # could meet an infinity (0 * inf) in a rule that divides, and would cost work for nothing
-    core_extra = [e if _disconnected(e) else c.type() for c, e in zip(like, extra)]
+    core_extra = [e if is_disconnected(e) else c.type() for c, e in zip(like, extra)]
     terms = getattr(op.core_op, rule)(list(core.inputs), list(core.outputs), core_extra)
     batch = _dims(outputs[0], 0, batch_ndim)
     pairs = [
         *zip(core.inputs, inputs, op._core_ndims()),
         *zip(core.outputs, outputs, [len(s) for s in op.outputs_sig]),
-        *((c, e, n) for c, e, n in zip(core_extra, extra, extra_ndims) if not _disconnected(e)),
+        *((c, e, n) for c, e, n in zip(core_extra, extra, extra_ndims) if not is_disconnected(e)),
     ]
     replace = {c: _flat(v, batch, n) for c, v, n in pairs}
     return _vectorize(list(terms), replace, batch), batch

@@ -30,27 +30,27 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
-from arignote.tensor.alloc import arange, zeros_like
-from arignote.tensor.basic import (
+from arignote.graph.replace import register_batch_rule
+from arignote.tensor.alloc import zeros_like
+from arignote.tensor.conversion import (
     NotScalarConstantError,
     as_tensor_variable,
     constant,
     get_underlying_scalar_constant_value,
 )
-from arignote.tensor.batching import register_batch_rule
-from arignote.tensor.math import cast, maximum, minimum
-from arignote.tensor.math import sum as tensor_sum
+from arignote.tensor.ranges import arange
+from arignote.tensor.reductions import sum as tensor_sum
 from arignote.tensor.shape import (
-    _disconnected,
     _grad_like,
-    _no_grad,
     _zero_grad,
     dim_length,
     shape_i,
     specify_shape,
 )
 from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import cast, maximum, minimum
 
 __all__ = [
     "ExtractDiag",
@@ -135,8 +135,8 @@ def _linear_pushforward(op: Op, inputs: Sequence[Variable], eval_points: Sequenc
     """The tangent of a linear one-input Op: the Op applied to the input's tangent (none
     for an integer input, which has no tangent)."""
     (t,) = eval_points
-    if _disconnected(t) or not _is_float(inputs[0]):
-        return [_no_grad()]
+    if is_disconnected(t) or not _is_float(inputs[0]):
+        return [disconnected_type()]
     return [op(t)]
 
 

@@ -27,13 +27,14 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Variable
-from arignote.tensor.alloc import arange
-from arignote.tensor.basic import as_tensor_variable
+from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.elemwise import DimShuffle, _static_length
-from arignote.tensor.math import cast, matmul, mul, neq, tensordot
-from arignote.tensor.math import sum as tsum
+from arignote.tensor.products import matmul, tensordot
+from arignote.tensor.ranges import arange
+from arignote.tensor.reductions import sum as tsum
 from arignote.tensor.shape import reshape, shape_i, specify_shape
 from arignote.tensor.shape_utils import _product
+from arignote.tensor.ufuncs import cast, mul, neq
 
 __all__ = ["einsum"]
 

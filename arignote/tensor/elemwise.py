@@ -16,8 +16,14 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
+from arignote.graph.replace import register_batch_rule
 from arignote.scalar.op import ScalarOp
 from arignote.scalar.type import get_scalar_type, upcast
+from arignote.tensor.conversion import (
+    as_tensor_variable,
+    get_underlying_scalar_constant_value,
+    register_constant_rule,
+)
 from arignote.tensor.type import TensorType
 
 __all__ = ["Elemwise", "DimShuffle", "CAReduce", "normalize_axis", "as_tensor"]
@@ -25,9 +31,7 @@ __all__ = ["Elemwise", "DimShuffle", "CAReduce", "normalize_axis", "as_tensor"]
 
 def as_tensor(x: Any) -> Variable:
     if isinstance(getattr(x, "type", None), TensorType):
-        return x  # the common case, without the cost of an import
-    from arignote.tensor.basic import as_tensor_variable
-
+        return x  # the common case, without the cost of a call
     return as_tensor_variable(x)
 
 
@@ -175,26 +179,6 @@ class Elemwise(Op):
                         )
                     raise ValueError(f"Elemwise {node.op}: shape mismatch at dimension {d} ({shapes}).{hint}")
 
-    def make_thunk(
-        self,
-        node: Apply,
-        storage_map: dict,
-        compute_map: dict | None,
-        no_recycling: Sequence[Variable],
-        impl: str | None = None,
-    ) -> Any:
-        """A thunk computing what :meth:`perform` computes, with the per-node decisions
-        taken here once (see :func:`_elemwise_thunk`); :meth:`perform` stays the
-        definition (DebugMode checks the thunk against it)."""
-        from arignote.tensor.elemwise_thunks import _fast_thunk_allowed
-
-        if not _fast_thunk_allowed(self, Elemwise, node, no_recycling, impl):
-            return super().make_thunk(node, storage_map, compute_map, no_recycling, impl)
-        self.prepare_node(node, storage_map, compute_map, "py")
-        from arignote.tensor.elemwise_thunks import _elemwise_thunk
-
-        return _elemwise_thunk(self, node, storage_map, compute_map)
-
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
         out_shape = []
         for d, static in enumerate(node.outputs[0].type.shape):
@@ -212,6 +196,22 @@ class Elemwise(Op):
         from arignote.tensor.elemwise_grad import _elemwise_pullback
 
         return _elemwise_pullback(self, inputs, outputs, output_grads)
+
+    def pullback_in_pass(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+        wanted: Sequence[bool],
+        memo: dict,
+    ) -> list:
+        """Builds only the wanted terms, and shares replayed nodes through ``memo``."""
+        if type(self).pullback is not Elemwise.pullback:  # a subclass with its own rule
+            return self.pullback(inputs, outputs, output_grads)
+        from arignote.tensor.elemwise_grad import _elemwise_pullback
+
+        terms = _elemwise_pullback(self, inputs, outputs, output_grads, wanted, memo)
+        return [t if w else None for t, w in zip(terms, wanted)]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
@@ -291,24 +291,6 @@ class DimShuffle(Op):
             res = np.expand_dims(res, self.augment)
         output_storage[0][0] = res if isinstance(res, np.ndarray) else np.asarray(res)
 
-    def make_thunk(
-        self,
-        node: Apply,
-        storage_map: dict,
-        compute_map: dict | None,
-        no_recycling: Sequence[Variable],
-        impl: str | None = None,
-    ) -> Any:
-        """A thunk making :meth:`perform`'s view, its steps chosen once for the node."""
-        from arignote.tensor.elemwise_thunks import _fast_thunk_allowed
-
-        if not _fast_thunk_allowed(self, DimShuffle, node, no_recycling, impl):
-            return super().make_thunk(node, storage_map, compute_map, no_recycling, impl)
-        self.prepare_node(node, storage_map, compute_map, "py")
-        from arignote.tensor.elemwise_thunks import _dimshuffle_thunk
-
-        return _dimshuffle_thunk(self, node, storage_map, compute_map)
-
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
         (ishape,) = shapes
         return [tuple(1 if d == "x" else ishape[d] for d in self.new_order)]
@@ -365,8 +347,6 @@ def normalize_axis(axis: Any, ndim: int, what: str = "axis") -> tuple[int, ...] 
     out = []
     for a in axes:
         if isinstance(a, Variable):
-            from arignote.tensor.basic import get_underlying_scalar_constant_value
-
             a = get_underlying_scalar_constant_value(a)
         if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
             raise TypeError(f"{what} must be an int or a sequence of ints, got {a!r}")
@@ -454,27 +434,6 @@ class CAReduce(Op):
             res = res.copy()
         output_storage[0][0] = res
 
-    def make_thunk(
-        self,
-        node: Apply,
-        storage_map: dict,
-        compute_map: dict | None,
-        no_recycling: Sequence[Variable],
-        impl: str | None = None,
-    ) -> Any:
-        """A thunk calling the ufunc's ``reduce`` directly (when the scalar op has a
-        ufunc), with what :meth:`perform` looks up resolved once for the node."""
-        from arignote.tensor.elemwise_thunks import _fast_thunk_allowed
-
-        if not isinstance(self.scalar_op.ufunc, np.ufunc) or not _fast_thunk_allowed(
-            self, CAReduce, node, no_recycling, impl
-        ):
-            return super().make_thunk(node, storage_map, compute_map, no_recycling, impl)
-        self.prepare_node(node, storage_map, compute_map, "py")
-        from arignote.tensor.elemwise_thunks import _careduce_thunk
-
-        return _careduce_thunk(self, node, storage_map, compute_map)
-
     def _reduce_generic(self, x: np.ndarray, axis: tuple | None) -> np.ndarray:
         axes = tuple(range(x.ndim)) if axis is None else axis
         res = x
@@ -505,6 +464,21 @@ class CAReduce(Op):
 
         return _careduce_pullback(self, inputs, outputs, output_grads)
 
+    def pullback_in_pass(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+        wanted: Sequence[bool],
+        memo: dict,
+    ) -> list:
+        """Shares the nodes of the rule through ``memo`` (see :meth:`Op.pullback_in_pass`)."""
+        if type(self).pullback is not CAReduce.pullback:  # a subclass with its own rule
+            return self.pullback(inputs, outputs, output_grads)
+        from arignote.tensor.elemwise_grad import _careduce_pullback
+
+        return _careduce_pullback(self, inputs, outputs, output_grads, memo)
+
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
@@ -522,3 +496,46 @@ class CAReduce(Op):
         if name == "CAReduce":
             return f"CAReduce{{{self.scalar_op}, {self._axis_str()}}}"
         return f"{name}{{{self._axis_str()}}}"
+
+
+# --- what get_underlying_scalar_constant_value sees through ---------------------------------
+
+
+@register_constant_rule(DimShuffle)
+def _constant_through_dimshuffle(op: DimShuffle, node: Apply, look: Any) -> Variable:
+    return node.inputs[0]  # the same values, laid out differently
+
+
+@register_constant_rule(Elemwise)
+def _constant_of_elemwise(op: Elemwise, node: Apply, look: Any) -> Any:
+    """The scalar op applied to the inputs' static values (casts, arithmetic)."""
+    if not look.elemwise or op.nout != 1 or not node.inputs or look.max_recur <= 0:
+        return None
+    values = [look.value_of(i) for i in node.inputs]
+    with np.errstate(all="ignore"):
+        out = np.asarray(op.scalar_op.impl(*values), dtype=node.outputs[0].type.dtype)
+    return out.reshape(())[()]
+
+
+# --- batching rules (vectorize_graph's node step) ---------------------------------------
+
+
+@register_batch_rule(Elemwise)
+def _batch_elemwise(op: Elemwise, node: Apply, args: list, flags: list) -> list:
+    # the unbatched inputs are left-padded by Elemwise: they broadcast along the batch
+    eop = Elemwise(op.scalar_op) if op.inplace_pattern else op
+    return [(o, True) for o in eop(*args, return_list=True)]
+
+
+@register_batch_rule(DimShuffle)
+def _batch_dimshuffle(op: DimShuffle, node: Apply, args: list, flags: list) -> list:
+    order = [0, *("x" if d == "x" else d + 1 for d in op.new_order)]
+    return [(DimShuffle(input_ndim=op.input_ndim + 1, new_order=order)(args[0]), True)]
+
+
+@register_batch_rule(CAReduce)
+def _batch_careduce(op: CAReduce, node: Apply, args: list, flags: list) -> list:
+    (x,) = args
+    new = copy.copy(op)
+    new.axis = tuple(range(1, x.type.ndim)) if op.axis is None else tuple(a + 1 for a in op.axis)
+    return [(new(x), True)]

@@ -8,10 +8,21 @@ from typing import Any
 
 import numpy as np
 
+from arignote import scalar as ps
+from arignote.configdefaults import config
 from arignote.graph.basic import Variable
+from arignote.graph.null_type import disconnected_type, grad_not_implemented, is_disconnected, is_null
+from arignote.graph.traversal import io_toposort
 from arignote.scalar.op import ScalarOp
 from arignote.scalar.type import get_scalar_type
+from arignote.tensor.alloc import ones_like
+from arignote.tensor.conversion import constant
 from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise, as_tensor
+from arignote.tensor.reductions import prod as tensor_prod
+from arignote.tensor.reductions import sum
+from arignote.tensor.reductions import sum as tensor_sum
+from arignote.tensor.shape import _zero_grad as _float_zeros_like
+from arignote.tensor.ufuncs import add, cast, mul, second
 
 # --- gradients ----------------------------------------------------------------------------
 # Elemwise: the scalar op's pullback is built once on scalar placeholders for each
@@ -61,10 +72,6 @@ def _build_template(
     g_dtypes: tuple,
     wanted: tuple,
 ) -> _Template:
-    from arignote.gradient import _is_disconnected, _is_null, disconnected_type
-    from arignote.graph.traversal import io_toposort
-    from arignote.tensor.basic import constant
-
     s_inputs = [get_scalar_type(d)() for d in in_dtypes]
     s_outputs = [get_scalar_type(d)() for d in out_dtypes]
     s_grads = [disconnected_type() if d is None else get_scalar_type(d)() for d in g_dtypes]
@@ -74,7 +81,7 @@ def _build_template(
         raise ValueError(f"{scalar_op}.pullback must return one term per input ({len(s_inputs)}), got {n}")
     slot: dict = {}
     for k, v in enumerate((*s_inputs, *s_outputs, *s_grads)):
-        if not _is_disconnected(v):
+        if not is_disconnected(v):
             slot[v] = k
     n = len(s_inputs) + len(s_outputs) + len(s_grads)
     consts: list = []
@@ -95,9 +102,9 @@ def _build_template(
     for i, t in enumerate(s_terms):
         if not wanted[i]:
             results.append(None)
-        elif t is None or _is_disconnected(t):
+        elif t is None or is_disconnected(t):
             results.append(_NO_GRAD)
-        elif _is_null(t):
+        elif is_null(t):
             results.append(t.type)
         elif isinstance(t, Variable):
             results.append(t)
@@ -122,9 +129,8 @@ def _build_template(
 def _template(
     op: Elemwise, inputs: Sequence, outputs: Sequence, output_grads: Sequence, wanted: tuple
 ) -> _Template:
-    from arignote.gradient import _is_disconnected
 
-    g_dtypes = tuple(None if _is_disconnected(g) else g.type.dtype for g in output_grads)
+    g_dtypes = tuple(None if is_disconnected(g) else g.type.dtype for g in output_grads)
     key = (
         tuple(i.type.dtype for i in inputs),
         tuple(o.type.dtype for o in outputs),
@@ -193,7 +199,6 @@ def _elemwise_pullback(
 ) -> list:
     """One gradient term per input; ``wanted[i]`` false: input ``i``'s term is not built
     (a DisconnectedType placeholder stands in for it)."""
-    from arignote.gradient import disconnected_type
 
     wanted = (True,) * len(inputs) if wanted is None else tuple(wanted)
     if memo is not None and not op.inplace_pattern:
@@ -213,8 +218,6 @@ def _elemwise_pullback(
 
 def _unbroadcast(g: Variable, x: Variable, memo: dict | None = None) -> Variable:
     """``g`` (shaped like the output) summed down to ``x``'s shape and cast to its dtype."""
-    from arignote.configdefaults import config
-
     xt, gt = x.type, g.type
     dtype = xt.dtype if np.dtype(xt.dtype).kind in "fc" else config.floatX
     axes = tuple(d for d, (xs, gs) in enumerate(zip(xt.shape, gt.shape)) if xs == 1 and gs != 1)
@@ -226,8 +229,6 @@ def _unbroadcast(g: Variable, x: Variable, memo: dict | None = None) -> Variable
         hit = memo.get(key)
         if hit is not None:
             return hit
-    from arignote.tensor.math import cast, sum
-
     if pad > 0:  # a broadcast constant result: give it x's dimensions
         g = DimShuffle(input_ndim=gt.ndim, new_order=["x"] * pad + list(range(gt.ndim)))(g)
     if axes:
@@ -245,15 +246,10 @@ def _careduce_pullback(
     output_grads: Sequence[Variable],
     memo: dict | None = None,
 ) -> list:
-    from arignote import scalar as ps
-    from arignote.gradient import _float_zeros_like, _is_disconnected, grad_not_implemented
-    from arignote.tensor import math as tm
-    from arignote.tensor.basic import constant
-
     (x,) = inputs
     (out,) = outputs
     (g,) = output_grads
-    if _is_disconnected(g):
+    if is_disconnected(g):
         return [g]
     if np.dtype(out.type.dtype).kind in "biu" and np.dtype(x.type.dtype).kind in "biu":
         return [_float_zeros_like(x)]
@@ -269,9 +265,9 @@ def _careduce_pullback(
         gx = ew(ps.second, x, expand(g))
     elif name == "mul":
         is_zero = ew(ps.eq, x, 0)
-        n_zero = tm.sum(is_zero, axis=axes, keepdims=True)
+        n_zero = tensor_sum(is_zero, axis=axes, keepdims=True)
         x_or_one = ew(ps.switch, is_zero, 1, x)
-        prod_nonzero = tm.prod(x_or_one, axis=axes, keepdims=True)
+        prod_nonzero = tensor_prod(x_or_one, axis=axes, keepdims=True)
         # d prod / d x_i = prod of the others: P / x_i without zeros; the product of the
         # nonzeros at the only zero; 0 wherever two or more zeros remain
         gx = ew(
@@ -321,9 +317,8 @@ def _reduced_dims_back(x: Variable, out: Variable, axes: tuple, memo: dict | Non
 
 
 def _no_tangent(t: Any) -> bool:
-    from arignote.gradient import _is_disconnected
 
-    return t is None or _is_disconnected(t)
+    return t is None or is_disconnected(t)
 
 
 def _elemwise_pushforward(
@@ -332,10 +327,6 @@ def _elemwise_pushforward(
     """``sum_i (d out / d x_i) * t_i`` per output, the partials taken from the scalar op's
     pullback (replayed with a unit output gradient, without summing over broadcast
     dimensions)."""
-    from arignote.gradient import _float_zeros_like, disconnected_type
-    from arignote.tensor.basic import constant
-    from arignote.tensor.math import add, cast, mul, second
-
     live = tuple(not _no_tangent(t) for t in tangents)
     if not any(live):
         return [disconnected_type() for _ in outputs]
@@ -369,9 +360,8 @@ def _elemwise_pushforward(
         if acc is None:
             results.append(disconnected_type())
             continue
-        from arignote.gradient import _is_null
 
-        if not _is_null(acc):
+        if not is_null(acc):
             acc = cast(acc, out.type.dtype)
             if acc.type.ndim != out.type.ndim or any(
                 a == 1 and o != 1 for a, o in zip(acc.type.shape, out.type.shape)
@@ -385,7 +375,6 @@ def _dimshuffle_pushforward(
     self: DimShuffle, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Any]
 ) -> list:
     """The same shuffle of the tangent."""
-    from arignote.gradient import disconnected_type
 
     (t,) = tangents
     if _no_tangent(t):
@@ -398,10 +387,6 @@ def _careduce_pushforward(
 ) -> list:
     """The reduction's partials (its pullback with a unit gradient) times the tangent,
     summed over the reduced axes."""
-    from arignote.gradient import _float_zeros_like, _is_null, disconnected_type
-    from arignote.tensor.alloc import ones_like
-    from arignote.tensor.math import cast, sum
-
     (out,) = outputs
     (t,) = tangents
     if _no_tangent(t):
@@ -413,7 +398,7 @@ def _careduce_pushforward(
     if self.scalar_op.name == "add":
         return [cast(sum(t, axis=axis), out.type.dtype)]
     (partial,) = _careduce_pullback(self, inputs, outputs, [ones_like(out)])
-    if _is_null(partial):
+    if is_null(partial):
         return [partial]
     return [cast(sum(partial * t, axis=axis), out.type.dtype)]
 

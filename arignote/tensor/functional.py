@@ -1,11 +1,7 @@
-"""``vectorize``: NumPy's ``vectorize`` for functions that build graphs, and
-``vectorize_graph``: an existing graph rebuilt for inputs with extra leading (batch)
-dimensions.
+"""``vectorize``: NumPy's ``vectorize`` for functions that build graphs.
 
 The core graph is built once, on inputs of the core shape; it is then batched by
-:func:`arignote.tensor.batching.vectorize_graph`, which adds one leading dimension: several
-batch dimensions are broadcast to their common shape, flattened into one, and the results
-unflattened (as Blockwise's gradients do).
+:func:`arignote.graph.replace.vectorize_graph`.
 
 >>> import numpy as np
 >>> import arignote.tensor as pt
@@ -21,106 +17,16 @@ array([0.5, 0.5, 0.5, 0.5])
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from arignote.graph.basic import Variable
-from arignote.graph.traversal import io_toposort
-from arignote.tensor.basic import as_tensor_variable
-from arignote.tensor.batching import vectorize_graph as _vectorize_one
+from arignote.graph.replace import vectorize_graph
 from arignote.tensor.blockwise import parse_gufunc_signature
-from arignote.tensor.blockwise_grad import _dims, _flat
-from arignote.tensor.shape import dim_length, reshape
-from arignote.tensor.shape_utils import _broadcast_lengths
+from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.type import TensorType
 
-__all__ = ["vectorize", "vectorize_graph"]
-
-
-def _check_replacement(key: Any, value: Any) -> tuple[Variable, int]:
-    """The replacement as a tensor Variable, and its number of batch dimensions."""
-    if not isinstance(key, Variable) or not isinstance(key.type, TensorType):
-        raise TypeError(f"vectorize_graph: the replaced {key!r} must be a tensor Variable")
-    value = as_tensor_variable(value)
-    n_core = key.type.ndim
-    extra = value.type.ndim - n_core
-    if extra < 0:
-        raise ValueError(
-            f"vectorize_graph: {value} ({value.type}) replaces {key} ({key.type}) and has fewer "
-            "dimensions; the batch dimensions are added on the left of the core ones"
-        )
-    core = value.type.shape[extra:]
-    for d, (want, got) in enumerate(zip(key.type.shape, core)):
-        if want is not None and got is not None and want != got:
-            raise ValueError(
-                f"vectorize_graph: {value} ({value.type}) replaces {key} ({key.type}), but its core "
-                f"dimension {d} has length {got}, not {want}"
-            )
-    return value, extra
-
-
-def _rebuild(outputs: list, replace: dict) -> list:
-    """``outputs`` rebuilt node by node with the variables of ``replace`` substituted (no
-    new dimensions: their Types may differ, so each node is made again)."""
-    if not replace:
-        return outputs
-    memo = dict(replace)
-    for node in io_toposort(list(replace), outputs):
-        if any(i in memo for i in node.inputs):
-            new = node.op.make_node(*(memo.get(i, i) for i in node.inputs))
-            memo.update(zip(node.outputs, new.outputs))
-    return [memo.get(o, o) for o in outputs]
-
-
-def _batch_shape(values: list[Variable], extras: list[int]) -> list:
-    """The broadcast of the values' batch shapes (right-aligned): a length per dimension, a
-    Python int where one is static."""
-    try:
-        return _broadcast_lengths([[dim_length(v, d) for d in range(e)] for v, e in zip(values, extras)], "")
-    except ValueError:
-        lengths = ", ".join(f"{v} ({v.type})" for v in values)
-        raise ValueError(
-            f"vectorize_graph: the batch dimensions of the replacements do not broadcast: {lengths}"
-        ) from None
-
-
-def vectorize_graph(
-    outputs: Variable | Sequence[Variable], replace: Mapping[Variable, Any]
-) -> Variable | list[Variable]:
-    """``outputs`` rebuilt for the values of ``replace``, which may have extra leading (batch)
-    dimensions beyond their keys' (PyTensor's ``pytensor.graph.replace.vectorize_graph``).
-
-    The batch dimensions of all the values broadcast together (right-aligned, a static 1
-    against any length) and lead each output that depends on them; an output that depends
-    on none is returned as it is. A value with no extra dimension simply replaces its key
-    (its dtype may differ). Returns a Variable for a Variable, a list for a sequence.
-    """
-    single = isinstance(outputs, Variable)
-    outs = [outputs] if single else [as_tensor_variable(o) for o in outputs]
-    plain, batched, extras = {}, {}, []
-    for key, value in dict(replace).items():
-        value, extra = _check_replacement(key, value)
-        if extra:
-            batched[key] = value
-            extras.append(extra)
-        else:
-            plain[key] = value
-    outs = _rebuild(outs, plain)
-    if batched:
-        values = list(batched.values())
-        lengths = {v.type.shape[0] for v in values}
-        if extras == [1] * len(values) and (len(lengths) == 1 or 1 not in lengths):
-            # one batch dimension, nothing to broadcast: batched as it is
-            results = _vectorize_one(outs, batched)
-            outs = [o if r is None else r for o, r in zip(outs, results)]
-            return outs[0] if single else outs
-        batch = _batch_shape(values, extras)
-        flat = {k: _flat(v, batch, k.type.ndim) for k, v in batched.items()}
-        results = _vectorize_one(outs, flat)
-        outs = [
-            o if r is None else reshape(r, [*batch, *_dims(r, 1, r.type.ndim)]) for o, r in zip(outs, results)
-        ]
-    return outs[0] if single else outs
+__all__ = ["vectorize"]
 
 
 def vectorize(func: Callable, signature: str | None = None) -> Callable:

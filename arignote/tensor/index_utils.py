@@ -22,18 +22,25 @@ from typing import Any
 
 import numpy as np
 
+from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Variable
+from arignote.graph.null_type import disconnected_type
 from arignote.graph.op import Op
-from arignote.tensor.alloc import tri
-from arignote.tensor.basic import as_tensor_variable, constant
-from arignote.tensor.batching import register_batch_rule
+from arignote.graph.replace import register_batch_rule
+from arignote.scalar.type import upcast
+from arignote.tensor.alloc import alloc, tri
+from arignote.tensor.axes import expand_dims
+from arignote.tensor.conversion import as_tensor_variable, constant
 from arignote.tensor.elemwise import DimShuffle, _static_length
-from arignote.tensor.extra_ops import nonzero
-from arignote.tensor.math import cast, eq, invert, switch
-from arignote.tensor.shape import _no_grad, shape_tuple
+from arignote.tensor.ranges import arange, linspace
+from arignote.tensor.searching import nonzero
+from arignote.tensor.shape import dim_length, shape_tuple
 from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import cast, eq, invert, switch
 
 __all__ = [
+    "mgrid",
+    "ogrid",
     "RavelMultiIndex",
     "UnravelIndex",
     "ravel_multi_index",
@@ -110,7 +117,7 @@ def _symbolic_broadcast(shapes: Sequence[tuple]) -> tuple:
 
 
 def _no_grads(node_inputs: Sequence[Variable]) -> list:
-    return [_no_grad() for _ in node_inputs]
+    return [disconnected_type() for _ in node_inputs]
 
 
 # --- RavelMultiIndex -------------------------------------------------------------------------
@@ -184,7 +191,7 @@ class RavelMultiIndex(Op):
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        return [_no_grad()]
+        return [disconnected_type()]
 
     def __str__(self) -> str:
         return f"RavelMultiIndex{{mode={self.mode!r}, order={self.order!r}}}"
@@ -259,7 +266,7 @@ class UnravelIndex(Op):
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        return [_no_grad() for _ in outputs]
+        return [disconnected_type() for _ in outputs]
 
     def __str__(self) -> str:
         return f"UnravelIndex{{order={self.order!r}}}"
@@ -332,3 +339,54 @@ def triu_indices_from(a: Any, k: Any = 0) -> tuple[Variable, Variable]:
     """:func:`triu_indices` for the shape of the matrix ``a``."""
     n, m = _matrix_lengths(a, "triu_indices_from")
     return triu_indices(n, k, m)
+
+
+class _NdGrid:
+    """``mgrid[...]`` / ``ogrid[...]``: index grids from slices (``numpy.mgrid``).
+
+    Each slice ``start:stop:step`` is ``arange(start, stop, step)``; a complex step
+    ``nj`` means ``n`` points from ``start`` to ``stop`` inclusive (``linspace``). One
+    slice gives one vector; several give a list of tensors, one per slice, broadcast to
+    the full grid (``mgrid``) or left with length-1 axes elsewhere (``ogrid``). All share
+    the common dtype of the ranges.
+    """
+
+    def __init__(self, sparse: bool):
+        self.sparse = sparse
+
+    def __repr__(self) -> str:
+        return "ogrid" if self.sparse else "mgrid"
+
+    @staticmethod
+    def _range(s: Any) -> Variable:
+        if not isinstance(s, slice):
+            raise TypeError(f"mgrid/ogrid: index with slices (start:stop:step), got {s!r}")
+        if s.stop is None:
+            raise ValueError(f"mgrid/ogrid: a slice needs a stop value, got {s!r}")
+        start = 0 if s.start is None else s.start
+        step = 1 if s.step is None else s.step
+        if isinstance(step, complex):
+            num = int(abs(step))
+            return linspace(start, s.stop, num, dtype=config.floatX)
+        return arange(start, s.stop, step)
+
+    def __getitem__(self, key: Any) -> Any:
+        slices = key if isinstance(key, tuple) else (key,)
+        ranges = [self._range(s) for s in slices]
+        if len(ranges) == 1:
+            return ranges[0]
+        dtype = upcast(*(r.type.dtype for r in ranges))
+        k = len(ranges)
+        shaped = [
+            expand_dims(cast(r, dtype), tuple(j for j in range(k) if j != i)) for i, r in enumerate(ranges)
+        ]
+        if self.sparse:
+            return shaped
+        full = [dim_length(r, 0) for r in ranges]
+        return [alloc(r, *full) for r in shaped]
+
+
+mgrid = _NdGrid(sparse=False)
+
+
+ogrid = _NdGrid(sparse=True)

@@ -17,9 +17,13 @@ from collections.abc import Callable
 from difflib import get_close_matches
 from typing import Any, Literal, get_args
 
-import arignote.tensor as pt
 from arignote.graph.basic import Variable
-from arignote.tensor.basic import as_tensor_variable
+from arignote.tensor.conversion import as_tensor_variable
+from arignote.tensor.join import concatenate
+from arignote.tensor.searching import searchsorted
+from arignote.tensor.shape import shape_i
+from arignote.tensor.sort import argsort
+from arignote.tensor.ufuncs import clip, eq, gt, le, lt, mod, switch
 
 __all__ = ["interp", "interpolate1d"]
 
@@ -42,15 +46,15 @@ def _check_lengths(xp: Variable, fp: Variable, what: str) -> None:
 
 def _neighbours(xp: Variable, j: Variable) -> tuple[Variable, Variable]:
     """The indices ``j - 1`` and ``j`` kept inside ``xp`` (also for a single point)."""
-    last = pt.shape_i(xp, 0) - 1
-    return pt.clip(j - 1, 0, last), pt.clip(j, 0, last)
+    last = shape_i(xp, 0) - 1
+    return clip(j - 1, 0, last), clip(j, 0, last)
 
 
 def _line(x: Variable, x0: Variable, x1: Variable, y0: Variable, y1: Variable) -> Variable:
     """The line through ``(x0, y0)`` and ``(x1, y1)`` at ``x``. A zero-width interval is
     given width 1 (its result is never selected), so no 0/0 reaches the gradient."""
     width = x1 - x0
-    width = pt.switch(pt.eq(width, 0), 1, width)
+    width = switch(eq(width, 0), 1, width)
     return y0 + (x - x0) * ((y1 - y0) / width)
 
 
@@ -68,31 +72,31 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period
     _check_lengths(xp, fp, "interp")
     if period is not None:
         return _periodic_interp(x, xp, fp, as_tensor_variable(period))
-    j = pt.searchsorted(xp, x, side="right")
+    j = searchsorted(xp, x, side="right")
     i0, i1 = _neighbours(xp, j)
     inside = _line(x, xp[i0], xp[i1], fp[i0], fp[i1])
     first, last = xp[0], xp[-1]
     left = fp[0] if left is None else as_tensor_variable(left)
     right = fp[-1] if right is None else as_tensor_variable(right)
-    out = pt.switch(pt.eq(x, last), fp[-1], inside)  # exact at the last point, no round-off
-    out = pt.switch(pt.gt(x, last), right, out)
-    return pt.switch(pt.lt(x, first), left, out)
+    out = switch(eq(x, last), fp[-1], inside)  # exact at the last point, no round-off
+    out = switch(gt(x, last), right, out)
+    return switch(lt(x, first), left, out)
 
 
 def _periodic_interp(x: Variable, xp: Variable, fp: Variable, period: Variable) -> Variable:
     if period.type.ndim != 0:
         raise ValueError(f"interp: period must be a scalar, got {period} of Type {period.type}")
-    x, xp = pt.mod(x, period), pt.mod(xp, period)
-    order = pt.argsort(xp)
+    x, xp = mod(x, period), mod(xp, period)
+    order = argsort(xp)
     xp, fp = xp[order], fp[order]
     # one more point on each side, the neighbours across the period's boundary
-    xp = pt.concatenate([xp[-1:] - period, xp, xp[:1] + period])
-    fp = pt.concatenate([fp[-1:], fp, fp[:1]])
+    xp = concatenate([xp[-1:] - period, xp, xp[:1] + period])
+    fp = concatenate([fp[-1:], fp, fp[:1]])
     return interp(x, xp, fp)
 
 
 def _pad(idx: Variable, n: Any, y_hat: Variable, left_pad: Variable, right_pad: Variable) -> Variable:
-    return pt.switch(pt.eq(idx, 0), left_pad, pt.switch(pt.eq(idx, n), right_pad, y_hat))
+    return switch(eq(idx, 0), left_pad, switch(eq(idx, n), right_pad, y_hat))
 
 
 def interpolate1d(
@@ -127,25 +131,25 @@ def interpolate1d(
         )
     x, y = _vector(x, "interpolate1d: x"), _vector(y, "interpolate1d: y")
     _check_lengths(x, y, "interpolate1d")
-    order = pt.argsort(x)
+    order = argsort(x)
     x, y = x[order], y[order]
     left = y[0] if left_pad is None else as_tensor_variable(left_pad)
     right = y[-1] if right_pad is None else as_tensor_variable(right_pad)
-    n = pt.shape_i(x, 0)
+    n = shape_i(x, 0)
 
     def interpolate(x_hat: Any) -> Variable:
         x_hat = as_tensor_variable(x_hat)
-        idx = pt.searchsorted(x, x_hat)  # first data point at or above the query
-        inner = pt.clip(idx, 1, n - 1)  # the interval used at and beyond the ends
+        idx = searchsorted(x, x_hat)  # first data point at or above the query
+        inner = clip(idx, 1, n - 1)  # the interval used at and beyond the ends
         if method == "linear":
             y_hat = _line(x_hat, x[inner - 1], x[inner], y[inner - 1], y[inner])
         elif method == "nearest":
-            closer_left = pt.le(x_hat - x[inner - 1], x[inner] - x_hat)
-            y_hat = pt.switch(closer_left, y[inner - 1], y[inner])
+            closer_left = le(x_hat - x[inner - 1], x[inner] - x_hat)
+            y_hat = switch(closer_left, y[inner - 1], y[inner])
         elif method == "first":
-            y_hat = y[pt.clip(idx - 1, 0, n - 1)]
+            y_hat = y[clip(idx - 1, 0, n - 1)]
         elif method == "last":
-            y_hat = y[pt.clip(idx, 0, n - 1)]
+            y_hat = y[clip(idx, 0, n - 1)]
         else:
             y_hat = (y[inner - 1] + y[inner]) / 2
         return y_hat if extrapolate else _pad(idx, n, y_hat, left, right)

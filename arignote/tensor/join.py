@@ -22,26 +22,31 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
+from arignote.graph.replace import register_batch_rule
 from arignote.scalar.type import upcast
-from arignote.tensor.basic import (
+from arignote.tensor.alloc import broadcast_batch
+from arignote.tensor.axes import expand_dims
+from arignote.tensor.conversion import (
     NotScalarConstantError,
+    _as_tensor_variable,
+    _flatten,
     as_tensor_variable,
     constant,
-    expand_dims,
     get_underlying_scalar_constant_value,
 )
 from arignote.tensor.elemwise import normalize_axis
-from arignote.tensor.math import add, cast, eq, ge, lt, switch
 from arignote.tensor.shape import (
     MakeVector,
-    _disconnected,
     _grad_like,
-    _no_grad,
     _zero_grad,
+    batch_length,
+    make_vector,
     shape_i,
 )
 from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import add, cast, eq, ge, lt, switch
 
 __all__ = [
     "Join",
@@ -52,6 +57,7 @@ __all__ = [
     "vertical_stack",
     "Split",
     "split",
+    "stacklists",
 ]
 
 
@@ -223,16 +229,16 @@ class Join(Op):
                     size = add(size, switch(eq(join_dim, d), shape_i(t, d), 0))
                 sizes.append(size)
         pieces = Split(len(tensors))(g, axis, sizes, return_list=True)
-        return [_no_grad(), *(_grad_like(p, t) for p, t in zip(pieces, tensors))]
+        return [disconnected_type(), *(_grad_like(p, t) for p, t in zip(pieces, tensors))]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
         axis, *tensors = inputs
         evs = eval_points[1:]
-        if all(_disconnected(e) for e in evs):
-            return [_no_grad()]
-        parts = [_zero_grad(t) if _disconnected(e) else e for t, e in zip(tensors, evs)]
+        if all(is_disconnected(e) for e in evs):
+            return [disconnected_type()]
+        parts = [_zero_grad(t) if is_disconnected(e) else e for t, e in zip(tensors, evs)]
         return [self(axis, *parts)]
 
 
@@ -432,14 +438,14 @@ class Split(Op):
         """The output gradients joined back along the axis (zeros for pieces the cost does
         not use); the axis and the sizes are disconnected."""
         x, axis, _ = inputs
-        parts = [_zero_grad(o) if _disconnected(g) else g for o, g in zip(outputs, output_grads)]
-        return [_grad_like(join(axis, *parts), x), _no_grad(), _no_grad()]
+        parts = [_zero_grad(o) if is_disconnected(g) else g for o, g in zip(outputs, output_grads)]
+        return [_grad_like(join(axis, *parts), x), disconnected_type(), disconnected_type()]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        if _disconnected(eval_points[0]):
-            return [_no_grad() for _ in outputs]
+        if is_disconnected(eval_points[0]):
+            return [disconnected_type() for _ in outputs]
         return self(eval_points[0], *inputs[1:], return_list=True)
 
     def __str__(self) -> str:
@@ -502,3 +508,69 @@ def split(x: Any, splits_size: Any, n_splits: int | None = None, axis: Any = 0) 
                     "pass n_splits"
                 )
     return Split(n_splits)(x, axis, splits_size, return_list=True)
+
+
+def stacklists(arg: Any) -> Any:
+    """Nested lists of tensors (scalars, say) stacked into one tensor of the same nesting.
+
+    >>> import arignote.tensor as pt
+    >>> a, b, c, d = pt.dscalars("abcd")
+    >>> m = stacklists([[a, b], [c, d]])
+    >>> m.eval({a: 1.0, b: 2.0, c: 3.0, d: 4.0})
+    array([[1., 2.],
+           [3., 4.]])
+    """
+    if isinstance(arg, (tuple, list)):
+        return stack([stacklists(a) for a in arg])
+    return arg
+
+
+# --- batching rules (vectorize_graph's node step) ---------------------------------------
+
+
+def _static_axis(axis: Variable, ndim: int) -> int | None:
+    try:
+        a = int(get_underlying_scalar_constant_value(axis))
+    except (NotScalarConstantError, TypeError, ValueError):
+        return None
+    return a % ndim if -ndim <= a < ndim else None
+
+
+@register_batch_rule(Join)
+def _batch_join(op: Op, node: Apply, args: list, flags: list) -> list | None:
+    axis, *tensors = args
+    if flags[0]:
+        return None
+    a = _static_axis(axis, node.outputs[0].type.ndim)
+    if a is None:
+        return None
+    n = next(batch_length(t) for t, f in zip(tensors, flags[1:]) if f)
+    stacked = [t if f else broadcast_batch(t, n) for t, f in zip(tensors, flags[1:])]
+    return [(op(a + 1, *stacked), True)]
+
+
+@register_batch_rule(Split)
+def _batch_split(op: Op, node: Apply, args: list, flags: list) -> list | None:
+    x, axis, splits = args
+    if flags[1] or flags[2]:
+        return None
+    a = _static_axis(axis, node.inputs[0].type.ndim)
+    if a is None:
+        return None
+    return [(o, True) for o in op(x, a + 1, splits, return_list=True)]
+
+
+# --- sequences holding Variables, as tensors ----------------------------------------------------
+
+
+@_as_tensor_variable.register(list)
+@_as_tensor_variable.register(tuple)
+def _sequence_as_tensor(x: Sequence, name: str | None, ndim: int | None, dtype: Any) -> Variable:
+    """A list or tuple holding Variables: a vector of its scalars (``make_vector``), or the
+    stack of its tensors; without Variables, a constant."""
+    if not any(isinstance(v, Variable) for v in _flatten(x)):
+        return constant(x, name=name, ndim=ndim, dtype=dtype)
+    parts = [as_tensor_variable(v) for v in x]
+    if all(p.type.ndim == 0 for p in parts):
+        return make_vector(*parts)
+    return stack(parts)

@@ -18,15 +18,16 @@ from typing import Any
 
 import numpy as np
 
-from arignote.gradient import grad_not_implemented
 from arignote.graph.basic import Apply, Variable
+from arignote.graph.null_type import disconnected_type, grad_not_implemented, is_disconnected
 from arignote.graph.op import Op
+from arignote.graph.replace import register_batch_rule
 from arignote.tensor.alloc import eye, tri
-from arignote.tensor.basic import as_tensor_variable, constant, transpose
-from arignote.tensor.batching import register_batch_rule
+from arignote.tensor.axes import transpose
 from arignote.tensor.blockwise import Blockwise, blockwise_apply
+from arignote.tensor.conversion import as_tensor_variable, constant
 from arignote.tensor.diag import alloc_diag, diagonal
-from arignote.tensor.shape import _disconnected, _no_grad, dim_length, shape_i
+from arignote.tensor.shape import dim_length, shape_i
 
 __all__ = ["apply_core", "lapack_dtype", "real_dtype"]
 
@@ -241,13 +242,13 @@ class RuntimeCheck(Op):
     def pullback(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
-        return [self(output_grads[0], inputs[1]), _no_grad()]
+        return [self(output_grads[0], inputs[1]), disconnected_type()]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        if _disconnected(eval_points[0]):
-            return [_no_grad()]
+        if is_disconnected(eval_points[0]):
+            return [disconnected_type()]
         return [self(eval_points[0], inputs[1])]
 
     def __str__(self) -> str:

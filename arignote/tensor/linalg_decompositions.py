@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from arignote.gradient import grad_not_implemented
 from arignote.graph.basic import Apply, Variable
+from arignote.graph.null_type import disconnected_type, grad_not_implemented, is_disconnected
 from arignote.graph.op import Op
-from arignote.tensor.alloc import arange, eye, tril, zeros_like
+from arignote.tensor.alloc import eye, tril, zeros_like
 from arignote.tensor.join import concatenate, split
 from arignote.tensor.linalg_base import (
     RuntimeCheck,
@@ -42,17 +42,18 @@ from arignote.tensor.linalg_base import (
     square_length,
     sym,
 )
-from arignote.tensor.math import cast, eq, minimum, switch
 from arignote.tensor.products import dot
-from arignote.tensor.shape import _disconnected, _grad_like, _no_grad
+from arignote.tensor.ranges import arange
+from arignote.tensor.shape import _grad_like
 from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import cast, eq, minimum, switch
 
 __all__ = ["QR", "SVD", "Eig", "Eigh"]
 
 
 def _given(g: Any) -> Variable | None:
     """A cotangent or tangent, or ``None`` when it is disconnected (counts as zero)."""
-    return None if g is None or _disconnected(g) else g
+    return None if g is None or is_disconnected(g) else g
 
 
 def _add(*terms: Variable | None) -> Variable | None:
@@ -177,7 +178,7 @@ class Eigh(Op):
             None if vbar is None else _divide_by_gaps(dot(mT(v), vbar), w),
         )
         if inner is None:
-            return [_no_grad()]
+            return [disconnected_type()]
         return [_grad_like(sym(dot(dot(v, inner), mT(v))), a)]
 
     def pushforward(
@@ -186,7 +187,7 @@ class Eigh(Op):
         """``dw = diag(P)``, ``dV = V (F o P)`` with ``P = V^T sym(dA) V``."""
         da = _given(eval_points[0])
         if da is None:
-            return [_no_grad(), _no_grad()]
+            return [disconnected_type(), disconnected_type()]
         w, v = outputs
         p = dot(dot(mT(v), sym(da)), v)
         return [diag_part(p), dot(v, _divide_by_gaps(p, w))]
@@ -299,13 +300,13 @@ class SVD(Op):
         if not self.compute_uv:
             sbar = _given(output_grads[0])
             if sbar is None:
-                return [_no_grad()]
+                return [disconnected_type()]
             u, s, vh = SVD(full_matrices=False)(a)
             return [_grad_like(_svd_pullback(u, s, vh, None, sbar, None), a)]
         u, s, vh = outputs
         ubar, sbar, vhbar = (_given(g) for g in output_grads)
         if ubar is None and sbar is None and vhbar is None:
-            return [_no_grad()]
+            return [disconnected_type()]
         if self.full_matrices:  # only the first k columns of U (rows of Vh) are unique
             k = length(s, 0)
             what = "SVD(full_matrices=True) gradient: the cost uses columns of U (rows of Vh) past min(m, n)"
@@ -421,7 +422,7 @@ class QR(Op):
         grads = [_given(g) for g in output_grads]
         qbar, rbar = (None, grads[0]) if self.mode == "r" else (grads[0], grads[1])
         if qbar is None and rbar is None:
-            return [_no_grad()]
+            return [disconnected_type()]
         m, n = length(a, 0), length(a, 1)
         k = _min_len(m, n)
         if self.mode == "r":  # no Q among the outputs: recompute the economic one

@@ -25,9 +25,11 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Apply, Variable
+from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
 from arignote.tensor.alloc import eye, zeros_like
-from arignote.tensor.basic import as_tensor_variable, expand_dims, moveaxis, squeeze
+from arignote.tensor.axes import expand_dims, moveaxis, squeeze
+from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.diag import trace as diag_trace
 from arignote.tensor.elemwise import normalize_axis
 from arignote.tensor.linalg_base import (
@@ -49,12 +51,13 @@ from arignote.tensor.linalg_base import (
     sym,
 )
 from arignote.tensor.linalg_decompositions import QR, SVD, Eig, Eigh
-from arignote.tensor.math import abs as abs_
-from arignote.tensor.math import cast, matmul, max, min, neq, sqrt, sum
-from arignote.tensor.products import dot
-from arignote.tensor.shape import _disconnected, _grad_like, _no_grad
+from arignote.tensor.products import dot, matmul
+from arignote.tensor.reductions import max, min, sum
+from arignote.tensor.shape import _grad_like
 from arignote.tensor.slinalg import cholesky_reduce, solve_triangular
 from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import abs as abs_
+from arignote.tensor.ufuncs import cast, neq, sqrt
 
 __all__ = [
     "Det",
@@ -122,8 +125,8 @@ class MatrixInverse(Op):
     ) -> list:
         """``dY = -Y dX Y``."""
         (dx,) = eval_points
-        if _disconnected(dx):
-            return [_no_grad()]
+        if is_disconnected(dx):
+            return [disconnected_type()]
         (y,) = outputs
         return [-dot(dot(y, dx), y)]
 
@@ -202,8 +205,8 @@ class MatrixPinv(Op):
     ) -> list:
         """``dY = -Y dA Y + Y Y^T dA^T (I - A Y) + (I - Y A) dA^T Y^T Y``."""
         (da,) = eval_points
-        if _disconnected(da):
-            return [_no_grad()]
+        if is_disconnected(da):
+            return [disconnected_type()]
         (a,), (y,) = inputs, outputs
         if self.hermitian:
             da = sym(da)
@@ -270,8 +273,8 @@ class Det(Op):
     ) -> list:
         """``d det = det(X) tr(X^-1 dX)``."""
         (dx,) = eval_points
-        if _disconnected(dx):
-            return [_no_grad()]
+        if is_disconnected(dx):
+            return [disconnected_type()]
         (x,), (d,) = inputs, outputs
         return [d * (mT(MatrixInverse()(x)) * dx).sum()]
 
@@ -324,7 +327,7 @@ class SLogDet(Op):
             return bad
         (x,) = inputs
         g = output_grads[1]
-        if _disconnected(g):
+        if is_disconnected(g):
             return [zeros_like(x, dtype=outputs[1].type.dtype)]
         return [_grad_like(g * mT(MatrixInverse()(x)), x)]
 
@@ -333,8 +336,8 @@ class SLogDet(Op):
     ) -> list:
         """``d sign = 0``, ``d logabsdet = tr(X^-1 dX)``."""
         (dx,) = eval_points
-        if _disconnected(dx):
-            return [_no_grad(), _no_grad()]
+        if is_disconnected(dx):
+            return [disconnected_type(), disconnected_type()]
         x = inputs[0]
         return [zeros_like(outputs[0]), (mT(MatrixInverse()(x)) * dx).sum()]
 

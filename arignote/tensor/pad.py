@@ -19,12 +19,22 @@ from typing import Any, Literal
 
 import numpy as np
 
-import arignote.tensor as pt
 from arignote.graph.basic import Constant, Variable
-from arignote.tensor.basic import as_tensor_variable, expand_dims
-from arignote.tensor.extra_ops_more import check_values
+from arignote.tensor.alloc import alloc
+from arignote.tensor.axes import expand_dims
+from arignote.tensor.checks import check_values
+from arignote.tensor.conversion import as_tensor_variable
+from arignote.tensor.join import concatenate
+from arignote.tensor.ranges import arange, linspace
+from arignote.tensor.reductions import max as tensor_max
+from arignote.tensor.reductions import mean
+from arignote.tensor.reductions import min as tensor_min
 from arignote.tensor.shape import dim_length
+from arignote.tensor.statistics import median
+from arignote.tensor.subtensor import flip
+from arignote.tensor.subtensor_advanced import take
 from arignote.tensor.subtensor_index import slice_at_axis
+from arignote.tensor.ufuncs import cast, ge, int_div, maximum, mod, round, switch
 
 __all__ = ["pad"]
 
@@ -47,7 +57,7 @@ allowed_kwargs: dict[str, tuple[str, ...]] = {
 }
 
 #: the statistic modes and the functions (of ``arignote.tensor``) computing them
-_STATS = {"maximum": "max", "minimum": "min", "mean": "mean", "median": "median"}
+_STATS = {"maximum": tensor_max, "minimum": tensor_min, "mean": mean, "median": median}
 
 Length = Any  # a Python int or a 0-d int64 Variable
 
@@ -64,7 +74,7 @@ def _pairs(value: Any, ndim: int, what: str, integer: bool) -> list[tuple[Any, A
         v = _checked(value, what, integer)
         if v.type.ndim > 2:
             raise ValueError(f"pad: {what} must have at most 2 dimensions, got {value} of Type {value.type}")
-        full = pt.alloc(v, ndim, 2)
+        full = alloc(v, ndim, 2)
         return [(full[d, 0], full[d, 1]) for d in range(ndim)]
     data = np.asarray(value.data if isinstance(value, Constant) else value)
     if data.dtype == object:  # numbers mixed with symbolic scalars: each entry stays what it is
@@ -94,8 +104,8 @@ def _checked(v: Variable, what: str, integer: bool) -> Variable:
         return v
     if np.dtype(v.type.dtype).kind not in "iu":
         raise TypeError(f"pad: {what} must be integers, got {v} of Type {v.type}")
-    v = pt.cast(v, "int64")
-    return check_values(v, pt.ge(v, 0), f"pad: {what} must be non-negative")
+    v = cast(v, "int64")
+    return check_values(v, ge(v, 0), f"pad: {what} must be non-negative")
 
 
 def _entry(e: Any, what: str, integer: bool) -> Any:
@@ -120,7 +130,7 @@ def _block(value: Any, x: Variable, axis: int, width: Length) -> Variable:
     """``value`` (a scalar or a slice of ``x`` of length 1 along ``axis``) broadcast to
     ``x``'s shape with ``width`` along ``axis``, in ``x``'s dtype."""
     shape = [width if d == axis else dim_length(x, d) for d in range(x.type.ndim)]
-    return pt.alloc(pt.cast(value, x.type.dtype), *shape)
+    return alloc(cast(value, x.type.dtype), *shape)
 
 
 def _along(v: Variable, axis: int, ndim: int) -> Variable:
@@ -144,22 +154,22 @@ def _folded(x: Variable, axis: int, positions: Variable, mode: str, odd: bool) -
     """
     n = dim_length(x, axis)  # a Python int where static, so the result's length stays static
     if mode == "wrap":
-        return pt.take(x, pt.mod(positions, n), axis=axis)
+        return take(x, mod(positions, n), axis=axis)
     if mode == "symmetric":
         period = 2 * n
     else:  # a single element reflects onto itself: period 1
-        period = max(2 * n - 2, 1) if isinstance(n, int) else pt.maximum(2 * n - 2, 1)
-    j = pt.mod(positions, period)
-    mirrored = pt.ge(j, n)
-    index = pt.switch(mirrored, period - j - (1 if mode == "symmetric" else 0), j)
-    values = pt.take(x, index, axis=axis)
+        period = max(2 * n - 2, 1) if isinstance(n, int) else maximum(2 * n - 2, 1)
+    j = mod(positions, period)
+    mirrored = ge(j, n)
+    index = switch(mirrored, period - j - (1 if mode == "symmetric" else 0), j)
+    values = take(x, index, axis=axis)
     if not odd:
         return values
     ndim, dtype = x.type.ndim, x.type.dtype
     first, last = _edge(x, axis, 0), _edge(x, axis, -1)
-    values = pt.switch(_along(mirrored, axis, ndim), 2 * last - values, values)
-    turns = pt.cast(_along(pt.int_div(positions, period), axis, ndim), dtype)
-    return pt.cast(values + turns * (2 * (last - first)), dtype)
+    values = switch(_along(mirrored, axis, ndim), 2 * last - values, values)
+    turns = cast(_along(int_div(positions, period), axis, ndim), dtype)
+    return cast(values + turns * (2 * (last - first)), dtype)
 
 
 def _stat_block(x: Variable, axis: int, width: Length, mode: str, length: Any, at_start: bool) -> Variable:
@@ -172,11 +182,11 @@ def _stat_block(x: Variable, axis: int, width: Length, mode: str, length: Any, a
     else:
         n = dim_length(x, axis)
         static = isinstance(n, int) and isinstance(length, int)
-        start = max(n - length, 0) if static else pt.maximum(n - length, 0)
+        start = max(n - length, 0) if static else maximum(n - length, 0)
         region = x[slice_at_axis(slice(start, None), axis)]
-    stat = getattr(pt, _STATS[mode])(region, axis=axis, keepdims=True)
+    stat = _STATS[mode](region, axis=axis, keepdims=True)
     if np.dtype(x.type.dtype).kind in "iu" and np.dtype(stat.type.dtype).kind == "f":
-        stat = pt.round(stat)
+        stat = round(stat)
     return _block(stat, x, axis, width)
 
 
@@ -184,9 +194,9 @@ def _ramp(x: Variable, axis: int, width: Length, end: Any, at_start: bool) -> Va
     """A linear ramp from ``end`` towards the edge of ``x`` along ``axis``, ``width`` long
     (the edge itself excluded), in ``x``'s dtype (NumPy's ``linspace`` rule for integers)."""
     edge = x[slice_at_axis(0 if at_start else -1, axis)]
-    end = pt.cast(as_tensor_variable(end), "float64")
-    ramp = pt.linspace(end, edge, width, endpoint=False, dtype=x.type.dtype, axis=axis)
-    return ramp if at_start else pt.flip(ramp, axis=axis)
+    end = cast(as_tensor_variable(end), "float64")
+    ramp = linspace(end, edge, width, endpoint=False, dtype=x.type.dtype, axis=axis)
+    return ramp if at_start else flip(ramp, axis=axis)
 
 
 def _check_not_empty(x: Variable, axis: int, widths: tuple[Length, Length], mode: str) -> None:
@@ -220,11 +230,11 @@ def _pad_axis(x: Variable, axis: int, widths: tuple[Length, Length], mode: str, 
         else:
             n = dim_length(x, axis)
             odd = options.get("reflect_type") == "odd"
-            left = _folded(x, axis, pt.arange(-before, 0, dtype="int64"), mode, odd)
-            right = _folded(x, axis, pt.arange(n, n + after, dtype="int64"), mode, odd)
+            left = _folded(x, axis, arange(-before, 0, dtype="int64"), mode, odd)
+            right = _folded(x, axis, arange(n, n + after, dtype="int64"), mode, odd)
             blocks = [left, x, right]
     kept = [b for b, w in zip(blocks, (before, None, after)) if w is None or _static(w) != 0]
-    return kept[0] if len(kept) == 1 else pt.concatenate(kept, axis=axis)
+    return kept[0] if len(kept) == 1 else concatenate(kept, axis=axis)
 
 
 def _stat_lengths(value: Any, ndim: int) -> list[tuple[Any, Any]]:

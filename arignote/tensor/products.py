@@ -25,15 +25,17 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Apply, Variable
+from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
+from arignote.graph.replace import register_batch_rule
 from arignote.scalar.type import complex_types, upcast
-from arignote.tensor.basic import as_tensor_variable, expand_dims, flatten, squeeze, transpose
+from arignote.tensor.axes import expand_dims, squeeze, transpose
+from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.elemwise import DimShuffle, normalize_axis
 from arignote.tensor.shape import (
     Shape_i,
-    _disconnected,
     _grad_like,
-    _no_grad,
+    flatten,
     reshape,
     shape_tuple,
     specify_shape,
@@ -43,6 +45,8 @@ from arignote.tensor.type import TensorType
 # The Ops are reached through this module (as in PyTensor, where they are not in
 # ``pytensor.tensor``); the functions are re-exported by ``arignote.tensor``.
 __all__ = [
+    "Dot",
+    "MatMul",
     "dot",
     "dense_dot",
     "matmul",
@@ -149,12 +153,12 @@ def _product_rule(product: Any, inputs: Sequence[Variable], eval_points: Sequenc
     x, y = inputs
     dx, dy = eval_points
     terms = []
-    if not _disconnected(dx):
+    if not is_disconnected(dx):
         terms.append(product(dx, y))
-    if not _disconnected(dy):
+    if not is_disconnected(dy):
         terms.append(product(x, dy))
     if not terms:
-        return [_no_grad()]
+        return [disconnected_type()]
     return [terms[0] if len(terms) == 1 else _m().add(*terms)]
 
 
@@ -520,3 +524,32 @@ def vdot(a: Any, b: Any) -> Variable:
     if a.type.dtype in complex_types:
         a = _m().conj(a)
     return _dot(a, b)
+
+
+# --- batching rules (vectorize_graph's node step) ---------------------------------------
+
+
+@register_batch_rule(Dot)
+def _batch_dot(op: Op, node: Apply, args: list, flags: list) -> list | None:
+    a, b = args
+    fa, fb = flags
+    if fa and fb:  # a stack of products: a batched matmul, vectors as 1-row/column matrices
+        a3 = a if a.type.ndim == 3 else DimShuffle(input_ndim=2, new_order=[0, "x", 1])(a)
+        b3 = b if b.type.ndim == 3 else DimShuffle(input_ndim=2, new_order=[0, 1, "x"])(b)
+        out = matmul(a3, b3)
+        drop = [d for d, keep in ((1, a.type.ndim == 3), (2, b.type.ndim == 3)) if not keep]
+        if drop:
+            out = DimShuffle(input_ndim=3, new_order=[d for d in range(3) if d not in drop])(out)
+        return [(out, True)]
+    if fa:  # a: (B, k) or (B, m, k)
+        out = op(a, b) if a.type.ndim == 2 else matmul(a, b)
+    elif b.type.ndim == 3:  # b: (B, k, n)
+        out = matmul(a, b)
+    else:  # b: (B, k): rows of b against a
+        out = op(b, transpose(a)) if a.type.ndim == 2 else op(b, a)
+    return [(out, True)]
+
+
+@register_batch_rule(MatMul)
+def _batch_matmul(op: Op, node: Apply, args: list, flags: list) -> list:
+    return [(op(*args), True)]  # an unbatched input broadcasts along the batch

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Variable
-from arignote.tensor.basic import as_tensor_variable
+from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.join import join, split
 from arignote.tensor.shape import make_vector, shape_tuple
 from arignote.tensor.shape_utils import join_dims, split_dims
@@ -109,7 +109,7 @@ def unpack(
 
 
 def _entries(s: Variable) -> list:
-    from arignote.tensor.basic import NotScalarConstantError, get_underlying_scalar_constant_value
+    from arignote.tensor.conversion import NotScalarConstantError, get_underlying_scalar_constant_value
     from arignote.tensor.shape import MakeVector
 
     # the entries themselves where pack built the vector: static lengths stay static
@@ -125,6 +125,6 @@ def _entries(s: Variable) -> list:
 
 
 def _size(s: Variable) -> Any:
-    from arignote.tensor.math import prod
+    from arignote.tensor.reductions import prod
 
     return prod(s) if s.type.shape[0] else np.int64(1)

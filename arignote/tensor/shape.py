@@ -10,20 +10,29 @@ TensorType(float64, shape=(2, None))
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
-from arignote.tensor.basic import (
+from arignote.graph.replace import register_batch_rule
+from arignote.tensor.conversion import (
     NotScalarConstantError,
     as_tensor_variable,
     constant,
     get_underlying_scalar_constant_value,
+    register_constant_rule,
 )
+from arignote.tensor.elemwise import DimShuffle, normalize_axis
 from arignote.tensor.type import TensorType
 from arignote.tensor.type_other import NoneConst, NoneTypeT
+from arignote.tensor.ufuncs import cast
+
+if TYPE_CHECKING:
+    from arignote.tensor.variable import TensorVariable
 
 __all__ = [
     "ShapeError",
@@ -38,6 +47,13 @@ __all__ = [
     "reshape",
     "shape_tuple",
     "make_vector",
+    "flatten",
+    "shape_padleft",
+    "shape_padright",
+    "shape_padaxis",
+    "specify_broadcastable",
+    "get_vector_length",
+    "is_flat",
 ]
 
 
@@ -52,12 +68,10 @@ class ShapeError(ValueError):
 def _grad_like(g: Variable, x: Variable) -> Variable:
     """``g``, a gradient term for ``x``, in ``x``'s dtype (when ``x`` is a float) and with
     ``x``'s static length-1 dimensions, so it adds up with the other terms for ``x``."""
-    from arignote.tensor.math import cast
-
     g = as_tensor_variable(g)
     xk, gk = np.dtype(x.type.dtype).kind, np.dtype(g.type.dtype).kind
     if g.type.dtype != x.type.dtype and (xk == "c" or (xk == "f" and gk == "f")):
-        g = cast(g, x.type.dtype)
+        g = g.astype(x.type.dtype)
     ones = [d for d, (xs, gs) in enumerate(zip(x.type.shape, g.type.shape)) if xs == 1 and gs != 1]
     if ones:
         g = specify_shape(g, tuple(1 if d in ones else None for d in range(g.type.ndim)))
@@ -66,24 +80,9 @@ def _grad_like(g: Variable, x: Variable) -> Variable:
 
 def _zero_grad(x: Variable) -> Variable:
     """A zero gradient for ``x``: zeros shaped like it, in its dtype if float else floatX."""
-    from arignote.configdefaults import config
-    from arignote.tensor.alloc import zeros_like
-
     kind = np.dtype(x.type.dtype).kind
-    return zeros_like(x, dtype=x.type.dtype if kind in "fc" else config.floatX)
-
-
-def _disconnected(v: Any) -> bool:
-    from arignote.gradient import DisconnectedType
-
-    return isinstance(getattr(v, "type", None), DisconnectedType)
-
-
-def _no_grad() -> Variable:
-    """A "no gradient here" marker (:func:`arignote.gradient.disconnected_type`)."""
-    from arignote.gradient import disconnected_type
-
-    return disconnected_type()
+    # the method, not alloc.zeros_like: alloc's Ops use these helpers for their own rules
+    return as_tensor_variable(x).zeros_like(dtype=x.type.dtype if kind in "fc" else config.floatX)
 
 
 class Shape(Op):
@@ -108,12 +107,12 @@ class Shape(Op):
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
         """No gradient: the elements of the input are not read."""
-        return [_no_grad()]
+        return [disconnected_type()]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        return [_no_grad()]
+        return [disconnected_type()]
 
 
 _shape = Shape()
@@ -153,12 +152,12 @@ class Shape_i(Op):
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
         """No gradient: the elements of the input are not read."""
-        return [_no_grad()]
+        return [disconnected_type()]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        return [_no_grad()]
+        return [disconnected_type()]
 
 
 def shape_i(x: Any, i: int) -> Variable:
@@ -200,7 +199,7 @@ class MakeVector(Op):
                 if isinstance(v, Constant) and np.can_cast(v.data, self.dtype, "same_kind"):
                     inputs[i] = constant(np.asarray(v.data).astype(self.dtype))
                 elif np.can_cast(v.type.dtype, self.dtype, "safe"):
-                    from arignote.tensor.math import cast
+                    from arignote.tensor.ufuncs import cast
 
                     inputs[i] = cast(v, self.dtype)  # a lossless upcast
                 else:
@@ -234,12 +233,13 @@ class MakeVector(Op):
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
         """The vector of the entries' tangents (zeros where an entry has none)."""
-        from arignote.tensor.math import cast
+        from arignote.tensor.ufuncs import cast
 
-        if np.dtype(self.dtype).kind in "biu" or all(_disconnected(e) for e in eval_points):
-            return [_no_grad()]
+        if np.dtype(self.dtype).kind in "biu" or all(is_disconnected(e) for e in eval_points):
+            return [disconnected_type()]
         parts = [
-            _zero_grad(i) if _disconnected(e) else as_tensor_variable(e) for i, e in zip(inputs, eval_points)
+            _zero_grad(i) if is_disconnected(e) else as_tensor_variable(e)
+            for i, e in zip(inputs, eval_points)
         ]
         return [MakeVector(self.dtype)(*(cast(p, self.dtype) for p in parts))]
 
@@ -312,13 +312,13 @@ class SpecifyShape(Op):
         x, *lengths = inputs
         (g,) = output_grads
         spec = tuple(None if isinstance(s.type, NoneTypeT) else s for s in lengths)
-        return [_grad_like(specify_shape(g, spec), x), *(_no_grad() for _ in lengths)]
+        return [_grad_like(specify_shape(g, spec), x), *(disconnected_type() for _ in lengths)]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        if _disconnected(eval_points[0]):
-            return [_no_grad()]
+        if is_disconnected(eval_points[0]):
+            return [disconnected_type()]
         return [self(eval_points[0], *inputs[1:])]
 
 
@@ -401,7 +401,8 @@ class Reshape(Op):
             ) from None
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
-        from arignote.tensor.math import prod, switch
+        from arignote.tensor.reductions import prod
+        from arignote.tensor.ufuncs import switch
 
         if not any(s is None for s in node.outputs[0].type.shape):
             return [tuple(node.outputs[0].type.shape)]
@@ -419,13 +420,13 @@ class Reshape(Op):
         """The gradient reshaped back to the input's shape; the shape is disconnected."""
         x, _ = inputs
         (g,) = output_grads
-        return [_grad_like(reshape(g, shape_tuple(x)), x), _no_grad()]
+        return [_grad_like(reshape(g, shape_tuple(x)), x), disconnected_type()]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        if _disconnected(eval_points[0]):
-            return [_no_grad()]
+        if is_disconnected(eval_points[0]):
+            return [disconnected_type()]
         return [self(eval_points[0], inputs[1])]
 
 
@@ -467,16 +468,211 @@ def reshape(x: Any, newshape: Any, ndim: int | None = None) -> Variable:
     return Reshape(ndim)(x, shp)
 
 
-# PyTensor users import these from ``pytensor.tensor.shape``; they live in shape_utils.py,
-# which needs this module first, so they are looked up on first use.
-_FROM_SHAPE_UTILS = frozenset(
-    ["shape_padleft", "shape_padright", "shape_padaxis", "specify_broadcastable", "get_vector_length"]
-)
+def flatten(x: Any, ndim: int = 1) -> TensorVariable:
+    """Keep the first ``ndim - 1`` dimensions and merge the rest into one."""
+    x = as_tensor_variable(x)
+    if not 1 <= ndim <= max(1, x.type.ndim):
+        raise ValueError(f"flatten: ndim={ndim} is not between 1 and {max(1, x.type.ndim)} for {x.type}")
+    from arignote.tensor.shape import reshape, shape_i
+
+    if ndim == 1:
+        return reshape(x, (-1,))
+    # the kept lengths: static ints where known, else Shape_i (no indexing of x.shape)
+    return reshape(x, [shape_i(x, i) for i in range(ndim - 1)] + [-1])
 
 
-def __getattr__(name: str) -> Any:
-    if name in _FROM_SHAPE_UTILS:
-        from arignote.tensor import shape_utils
+def _int_arg(value: Any, what: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what} must be an int, got {value!r} of type {type(value).__name__}")
+    return int(value)
 
-        return getattr(shape_utils, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def _n_ones(n_ones: Any, what: str) -> int:
+    n = _int_arg(n_ones, f"{what}: n_ones")
+    if n < 0:
+        raise ValueError(f"{what}: n_ones must be non-negative, got {n}")
+    return n
+
+
+def shape_padleft(t: Any, n_ones: int = 1) -> Variable:
+    """``t`` with ``n_ones`` length-1 dimensions added in front."""
+    t = as_tensor_variable(t)
+    n = _n_ones(n_ones, "shape_padleft")
+    if n == 0:
+        return t
+    return DimShuffle(input_ndim=t.type.ndim, new_order=["x"] * n + list(range(t.type.ndim)))(t)
+
+
+def shape_padright(t: Any, n_ones: int = 1) -> Variable:
+    """``t`` with ``n_ones`` length-1 dimensions added at the end."""
+    t = as_tensor_variable(t)
+    n = _n_ones(n_ones, "shape_padright")
+    if n == 0:
+        return t
+    return DimShuffle(input_ndim=t.type.ndim, new_order=list(range(t.type.ndim)) + ["x"] * n)(t)
+
+
+def shape_padaxis(t: Any, axis: int) -> Variable:
+    """``t`` with a length-1 dimension inserted at ``axis`` (``numpy.expand_dims``; a
+    negative ``axis`` counts from the end of the result)."""
+    t = as_tensor_variable(t)
+    axis = _int_arg(axis, "shape_padaxis: axis")
+    ndim = t.type.ndim + 1
+    if not -ndim <= axis < ndim:
+        raise ValueError(
+            f"shape_padaxis: axis {axis} is out of range [-{ndim}, {ndim}) for {t} of Type {t.type}"
+        )
+    axis %= ndim
+    order = [*range(axis), "x", *range(axis, t.type.ndim)]
+    return DimShuffle(input_ndim=t.type.ndim, new_order=order)(t)
+
+
+def specify_broadcastable(x: Any, *axes: int) -> Variable:
+    """``x`` with the dimensions ``axes`` declared of length 1 (checked at run time when
+    the length is not known statically); with no ``axes``, ``x`` itself.
+
+    >>> import arignote.tensor as pt
+    >>> pt.specify_broadcastable(pt.dmatrix("x"), 0).type.shape
+    (1, None)
+    """
+    x = as_tensor_variable(x)
+    if not axes:
+        return x
+    for a in axes:
+        _int_arg(a, "specify_broadcastable: axis")
+    dims = normalize_axis(list(axes), x.type.ndim, "specify_broadcastable: axis") or ()
+    bad = [d for d in dims if x.type.shape[d] not in (None, 1)]
+    if bad:
+        detail = ", ".join(f"dimension {d} has length {x.type.shape[d]}" for d in bad)
+        raise ValueError(f"specify_broadcastable: {x} of Type {x.type} cannot be broadcastable: {detail}")
+    return specify_shape(x, tuple(1 if d in dims else None for d in range(x.type.ndim)))
+
+
+def get_vector_length(v: Any) -> int:
+    """The length of the vector ``v``, known when the graph is built; a ValueError when it
+    is not (a TypeError when ``v`` is not a vector).
+
+    >>> import arignote.tensor as pt
+    >>> pt.get_vector_length(pt.dmatrix("x").shape)
+    2
+    """
+    v = as_tensor_variable(v)
+    if not isinstance(v.type, TensorType) or v.type.ndim != 1:
+        raise TypeError(f"get_vector_length: the argument must be a vector, got {v} of Type {v.type}")
+    for _ in range(1000):  # through chains of SpecifyShape; each step looks at one node
+        if v.type.shape[0] is not None:
+            return int(v.type.shape[0])
+        node = v.owner
+        if node is None:
+            break
+        if isinstance(node.op, Shape):
+            return node.inputs[0].type.ndim
+        if isinstance(node.op, MakeVector):
+            return len(node.inputs)
+        if not isinstance(node.op, SpecifyShape):
+            break
+        v = node.inputs[0]
+    raise ValueError(f"get_vector_length: the length of {v} (Type {v.type}) is not known statically")
+
+
+def is_flat(var: Any, ndim: int = 1) -> bool:
+    """Whether ``var`` has ``ndim`` dimensions (after a ``flatten(ndim)``, say)."""
+    return as_tensor_variable(var).type.ndim == ndim
+
+
+def _is_int_dtype(dtype: str) -> bool:
+    return np.dtype(dtype).kind in "iu"
+
+
+def _as_length(value: Any, what: str) -> Variable:
+    """``value`` as a 0-d integer tensor, or a TypeError naming ``what``."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{what} must be an integer, got the bool {value!r}")
+    try:
+        v = as_tensor_variable(value)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{what} must be a 0-d integer, got {value!r} ({err})") from None
+    if v.type.ndim != 0 or not _is_int_dtype(v.type.dtype):
+        hint = ""
+        if v.type.ndim == 1 and what.startswith("Alloc"):
+            hint = " (give the lengths as separate arguments: alloc(value, *shape))"
+        raise TypeError(f"{what} must be a 0-d integer, got {v} of Type {v.type}{hint}")
+    return v
+
+
+def _static_int(v: Variable) -> int | None:
+    """The value of a 0-d integer Variable when it is known statically, else None."""
+    try:
+        return int(get_underlying_scalar_constant_value(v))
+    except NotScalarConstantError:
+        pass
+    node = v.owner
+    if node is not None and isinstance(node.op, Shape_i):
+        return node.inputs[0].type.shape[node.op.i]
+    return None
+
+
+# --- batching rules (vectorize_graph's node step) ---------------------------------------
+
+
+def _as_int64(n: Any) -> Any:
+    return n if isinstance(n, int) else cast(n, "int64")
+
+
+@register_batch_rule(Reshape)
+def _batch_reshape(op: Op, node: Apply, args: list, flags: list) -> list | None:
+    x, shp = args
+    if flags[1]:
+        return None
+    n = _as_int64(batch_length(x))
+    if hasattr(shp, "data"):
+        entries = [int(s) for s in np.asarray(shp.data).reshape(-1)]
+        new_shape = make_vector(*[n, *entries], dtype="int64") if not isinstance(n, int) else None
+        if new_shape is None:
+            from arignote.tensor.conversion import constant
+
+            new_shape = constant(np.asarray([n, *entries], dtype="int64"))
+    elif shp.owner is not None and isinstance(shp.owner.op, MakeVector):
+        new_shape = make_vector(n, *shp.owner.inputs, dtype="int64")
+    else:
+        from arignote.tensor.join import join  # Join is built on this module's Ops
+
+        new_shape = join(0, make_vector(n, dtype="int64"), cast(shp, "int64"))
+    return [(Reshape(op.ndim + 1)(x, new_shape), True)]
+
+
+@register_batch_rule(SpecifyShape)
+def _batch_specify_shape(op: Op, node: Apply, args: list, flags: list) -> list | None:
+    x, *lengths = args
+    if any(flags[1:]):
+        return None
+    spec = [None, *(None if isinstance(s.type, NoneTypeT) else s for s in lengths)]
+    return [(specify_shape(x, spec), True)]
+
+
+@register_batch_rule(Shape)
+def _batch_shape(op: Op, node: Apply, args: list, flags: list) -> list:
+    (x,) = args
+    return [(make_vector(*(shape_i(x, d + 1) for d in range(x.type.ndim - 1)), dtype="int64"), False)]
+
+
+@register_batch_rule(Shape_i)
+def _batch_shape_i(op: Op, node: Apply, args: list, flags: list) -> list:
+    return [(Shape_i(op.i + 1)(args[0]), False)]
+
+
+def batch_length(v: Variable) -> Any:
+    """The length of ``v``'s leading (batch) dimension: a Python int if static, else a Variable."""
+    return dim_length(v, 0)
+
+
+# --- what get_underlying_scalar_constant_value sees through ---------------------------------
+
+
+@register_constant_rule(Shape_i)
+def _constant_of_shape_i(op: Shape_i, node: Apply, look: Any) -> Any:
+    """A static length is known; any other is not."""
+    length = node.inputs[0].type.shape[op.i]
+    if length is None:
+        raise NotScalarConstantError(f"dimension {op.i} of {node.inputs[0]} is not known statically")
+    return np.int64(length)

@@ -31,26 +31,25 @@ import numpy as np
 from arignote.configdefaults import config
 from arignote.graph.basic import Variable
 from arignote.tensor.alloc import alloc, zeros
-from arignote.tensor.basic import (
+from arignote.tensor.conversion import (
     NotScalarConstantError,
     as_tensor_variable,
-    expand_dims,
     get_underlying_scalar_constant_value,
 )
-from arignote.tensor.elemwise import DimShuffle, normalize_axis
+from arignote.tensor.elemwise import normalize_axis
 from arignote.tensor.join import join
-from arignote.tensor.math import cast, maximum, mul
 from arignote.tensor.shape import (
-    MakeVector,
-    Shape,
     Shape_i,
-    SpecifyShape,
+    _int_arg,
     dim_length,
+    get_vector_length,
     reshape,
+    shape_padleft,
+    shape_padright,
     shape_tuple,
     specify_shape,
 )
-from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import cast, maximum, mul
 
 __all__ = [
     "newaxis",
@@ -60,8 +59,6 @@ __all__ = [
     "atleast_3d",
     "shape_padleft",
     "shape_padright",
-    "shape_padaxis",
-    "specify_broadcastable",
     "broadcast_shape",
     "broadcast_to",
     "broadcast_arrays",
@@ -72,17 +69,10 @@ __all__ = [
     "empty",
     "empty_like",
     "get_vector_length",
-    "get_scalar_constant_value",
 ]
 
 #: ``x[pt.newaxis]`` inserts a length-1 dimension, as ``numpy.newaxis`` (which is None)
 newaxis = None
-
-
-def _int_arg(value: Any, what: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{what} must be an int, got {value!r} of type {type(value).__name__}")
-    return int(value)
 
 
 def _static(v: Any) -> int | None:
@@ -132,65 +122,6 @@ def atleast_3d(arry: Any, *, n: int = 3, left: bool = True) -> Variable:
     for ``(k, 1, 1)``.
     """
     return atleast_Nd(arry, n=n, left=left)
-
-
-def _n_ones(n_ones: Any, what: str) -> int:
-    n = _int_arg(n_ones, f"{what}: n_ones")
-    if n < 0:
-        raise ValueError(f"{what}: n_ones must be non-negative, got {n}")
-    return n
-
-
-def shape_padleft(t: Any, n_ones: int = 1) -> Variable:
-    """``t`` with ``n_ones`` length-1 dimensions added in front."""
-    t = as_tensor_variable(t)
-    n = _n_ones(n_ones, "shape_padleft")
-    if n == 0:
-        return t
-    return DimShuffle(input_ndim=t.type.ndim, new_order=["x"] * n + list(range(t.type.ndim)))(t)
-
-
-def shape_padright(t: Any, n_ones: int = 1) -> Variable:
-    """``t`` with ``n_ones`` length-1 dimensions added at the end."""
-    t = as_tensor_variable(t)
-    n = _n_ones(n_ones, "shape_padright")
-    if n == 0:
-        return t
-    return DimShuffle(input_ndim=t.type.ndim, new_order=list(range(t.type.ndim)) + ["x"] * n)(t)
-
-
-def shape_padaxis(t: Any, axis: int) -> Variable:
-    """``t`` with a length-1 dimension inserted at ``axis`` (``numpy.expand_dims``; a
-    negative ``axis`` counts from the end of the result)."""
-    t = as_tensor_variable(t)
-    axis = _int_arg(axis, "shape_padaxis: axis")
-    ndim = t.type.ndim + 1
-    if not -ndim <= axis < ndim:
-        raise ValueError(
-            f"shape_padaxis: axis {axis} is out of range [-{ndim}, {ndim}) for {t} of Type {t.type}"
-        )
-    return expand_dims(t, axis % ndim)
-
-
-def specify_broadcastable(x: Any, *axes: int) -> Variable:
-    """``x`` with the dimensions ``axes`` declared of length 1 (checked at run time when
-    the length is not known statically); with no ``axes``, ``x`` itself.
-
-    >>> import arignote.tensor as pt
-    >>> pt.specify_broadcastable(pt.dmatrix("x"), 0).type.shape
-    (1, None)
-    """
-    x = as_tensor_variable(x)
-    if not axes:
-        return x
-    for a in axes:
-        _int_arg(a, "specify_broadcastable: axis")
-    dims = normalize_axis(list(axes), x.type.ndim, "specify_broadcastable: axis") or ()
-    bad = [d for d in dims if x.type.shape[d] not in (None, 1)]
-    if bad:
-        detail = ", ".join(f"dimension {d} has length {x.type.shape[d]}" for d in bad)
-        raise ValueError(f"specify_broadcastable: {x} of Type {x.type} cannot be broadcastable: {detail}")
-    return specify_shape(x, tuple(1 if d in dims else None for d in range(x.type.ndim)))
 
 
 # --- broadcasting ----------------------------------------------------------------------------
@@ -549,61 +480,3 @@ def empty_like(prototype: Any, dtype: Any = None) -> Variable:
 
 
 # --- static facts ----------------------------------------------------------------------------
-
-
-def get_vector_length(v: Any) -> int:
-    """The length of the vector ``v``, known when the graph is built; a ValueError when it
-    is not (a TypeError when ``v`` is not a vector).
-
-    >>> import arignote.tensor as pt
-    >>> pt.get_vector_length(pt.dmatrix("x").shape)
-    2
-    """
-    v = as_tensor_variable(v)
-    if not isinstance(v.type, TensorType) or v.type.ndim != 1:
-        raise TypeError(f"get_vector_length: the argument must be a vector, got {v} of Type {v.type}")
-    for _ in range(1000):  # through chains of SpecifyShape; each step looks at one node
-        if v.type.shape[0] is not None:
-            return int(v.type.shape[0])
-        node = v.owner
-        if node is None:
-            break
-        if isinstance(node.op, Shape):
-            return node.inputs[0].type.ndim
-        if isinstance(node.op, MakeVector):
-            return len(node.inputs)
-        if not isinstance(node.op, SpecifyShape):
-            break
-        v = node.inputs[0]
-    raise ValueError(f"get_vector_length: the length of {v} (Type {v.type}) is not known statically")
-
-
-def get_scalar_constant_value(
-    v: Any,
-    elemwise: bool = True,
-    only_process_constants: bool = False,
-    max_recur: int = 10,
-    raise_not_constant: bool = True,
-) -> Any:
-    """The value of the 0-d ``v`` when it is known statically (a NumPy scalar), else
-    :class:`~arignote.tensor.basic.NotScalarConstantError` (or ``v`` itself, with
-    ``raise_not_constant=False``). A tensor of one or more dimensions is not a scalar,
-    even if it holds one value; see
-    :func:`~arignote.tensor.basic.get_underlying_scalar_constant_value` for the rules.
-
-    >>> import arignote.tensor as pt
-    >>> int(pt.get_scalar_constant_value(pt.constant(3) + 2))
-    5
-    """
-    ndim = v.type.ndim if isinstance(v, Variable) and isinstance(v.type, TensorType) else np.ndim(v)
-    if ndim != 0:
-        if raise_not_constant:
-            raise NotScalarConstantError(f"get_scalar_constant_value: {v!r} is {ndim}-d, not a scalar")
-        return v
-    return get_underlying_scalar_constant_value(
-        v,
-        elemwise=elemwise,
-        only_process_constants=only_process_constants,
-        max_recur=max_recur,
-        raise_not_constant=raise_not_constant,
-    )

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from arignote.compile.sharedvalue import SharedVariable, shared_constructor
-from arignote.tensor.basic import _python_dtype
+from arignote.tensor.conversion import _python_dtype
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import _tensor_py_operators
 

@@ -33,6 +33,7 @@ import numpy as np
 import scipy.linalg
 
 from arignote.graph.basic import Apply, Variable
+from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
 from arignote.tensor.alloc import tril, triu, zeros_like
 from arignote.tensor.join import concatenate, split
@@ -58,10 +59,10 @@ from arignote.tensor.linalg_base import (
     sym,
 )
 from arignote.tensor.linalg_decompositions import QR, Eigh
-from arignote.tensor.math import conj
 from arignote.tensor.products import dot, outer
-from arignote.tensor.shape import _disconnected, _grad_like, _no_grad
+from arignote.tensor.shape import _grad_like
 from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import conj
 
 __all__ = [
     "Cholesky",
@@ -158,8 +159,8 @@ class Cholesky(Op):
     ) -> list:
         """``dL = L Phi(L^-1 sym(dA) L^-T)``."""
         (da,) = eval_points
-        if _disconnected(da):
-            return [_no_grad()]
+        if is_disconnected(da):
+            return [disconnected_type()]
         low = outputs[0] if self.lower else mT(outputs[0])
         lo_solve = SolveTriangular(lower=True, b_ndim=2)
         w = lo_solve(low, mT(lo_solve(low, sym(da))))
@@ -294,10 +295,10 @@ class SolveBase(Op):
         a, _ = inputs
         (x,) = outputs
         da, db = eval_points
-        if _disconnected(da) and _disconnected(db):
-            return [_no_grad()]
-        rhs = None if _disconnected(db) else db
-        if not _disconnected(da):
+        if is_disconnected(da) and is_disconnected(db):
+            return [disconnected_type()]
+        rhs = None if is_disconnected(db) else db
+        if not is_disconnected(da):
             term = dot(self._a_tangent(a, da), x)
             rhs = -term if rhs is None else rhs - term
         return [self(a, rhs)]
@@ -583,8 +584,8 @@ class Eigvalsh(Op):
     ) -> list:
         """``dw_i = v_i^T sym(dA) v_i``."""
         (da,) = eval_points
-        if _disconnected(da):
-            return [_no_grad()]
+        if is_disconnected(da):
+            return [disconnected_type()]
         v = self._vectors(inputs[0])
         return [(v * dot(sym(da), v)).sum(axis=0)]
 
@@ -674,8 +675,8 @@ class Expm(Op):
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
         (da,) = eval_points
-        if _disconnected(da):
-            return [_no_grad()]
+        if is_disconnected(da):
+            return [disconnected_type()]
         return [_block_upper_right(inputs[0], da)]
 
 

@@ -20,13 +20,21 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
-from arignote.tensor.basic import as_tensor_variable, flatten
+from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.elemwise import normalize_axis
-from arignote.tensor.shape import _disconnected, _grad_like, _no_grad, _zero_grad
+from arignote.tensor.shape import _grad_like, _zero_grad, flatten
+from arignote.tensor.subtensor_advanced import _broadcast_together, _check_int, take_along_axis
 from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import cast
 
-__all__ = ["sort", "argsort"]  # the Ops are reached through this module
+__all__ = [
+    "sort",
+    "argsort",
+    "permute_row_elements",
+    "inverse_permutation",
+]
 
 #: the sorting algorithms NumPy offers
 KIND_VALUES = ("quicksort", "mergesort", "heapsort", "stable")
@@ -113,14 +121,14 @@ class SortOp(_SortBase):
         perm = ArgSortOp(self.kind)(x, axis)
         inverse = ArgSortOp("quicksort")(perm, axis)  # distinct values: any kind will do
         g = as_tensor_variable(output_grads[0])
-        return [_grad_like(PermuteAlongAxis()(g, inverse, axis), x), _no_grad()]
+        return [_grad_like(PermuteAlongAxis()(g, inverse, axis), x), disconnected_type()]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
         x, axis = inputs
-        if _disconnected(eval_points[0]):
-            return [_no_grad()]
+        if is_disconnected(eval_points[0]):
+            return [disconnected_type()]
         return [PermuteAlongAxis()(eval_points[0], ArgSortOp(self.kind)(x, axis), axis)]
 
 
@@ -139,12 +147,12 @@ class ArgSortOp(_SortBase):
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
         """Zero: the indices are a step function of ``x``. The axis is disconnected."""
-        return [_zero_grad(inputs[0]), _no_grad()]
+        return [_zero_grad(inputs[0]), disconnected_type()]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        return [_no_grad()]  # integer indices do not move
+        return [disconnected_type()]  # integer indices do not move
 
 
 class PermuteAlongAxis(_SortBase):
@@ -188,13 +196,13 @@ class PermuteAlongAxis(_SortBase):
         x, perm, axis = inputs
         g = as_tensor_variable(output_grads[0])
         inverse = ArgSortOp("quicksort")(perm, axis)
-        return [_grad_like(self(g, inverse, axis), x), _no_grad(), _no_grad()]
+        return [_grad_like(self(g, inverse, axis), x), disconnected_type(), disconnected_type()]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        if _disconnected(eval_points[0]):
-            return [_no_grad()]
+        if is_disconnected(eval_points[0]):
+            return [disconnected_type()]
         return [self(eval_points[0], *inputs[1:])]
 
     def __str__(self) -> str:
@@ -227,3 +235,31 @@ def argsort(
     if axis is None:
         a, axis = flatten(a), 0
     return ArgSortOp(kind)(a, axis)
+
+
+def permute_row_elements(x: Any, y: Any, inverse: bool = False) -> Variable:
+    """``x`` with the elements of its last axis reordered by the permutation(s) ``y``:
+    ``out[..., i] = x[..., y[..., i]]``; with ``inverse=True``, ``out[..., y[..., i]] =
+    x[..., i]``. The leading axes of ``x`` and ``y`` broadcast together, so one permutation
+    can reorder every row, or each row its own. ``y`` is assumed to be a permutation (not
+    checked; an index out of range is an error)."""
+    x, y = as_tensor_variable(x), as_tensor_variable(y)
+    y = _check_int(y, "permute_row_elements: y")
+    for what, v in (("x", x), ("y", y)):
+        if v.type.ndim == 0:
+            raise TypeError(f"permute_row_elements: {what} must have at least one dimension, got {v.type}")
+    x, y = _broadcast_together([x, y], "permute_row_elements")
+    if inverse:
+        y = argsort(y, axis=-1)
+    return take_along_axis(x, y, axis=-1)
+
+
+def inverse_permutation(perm: Any) -> Variable:
+    """The inverse of the permutation(s) of ``range(n)`` along the last axis of ``perm``:
+    ``out[..., perm[..., i]] = i``, in ``perm``'s dtype. ``perm`` is not checked to be a
+    permutation."""
+    perm = as_tensor_variable(perm)
+    _check_int(perm, "inverse_permutation: perm")
+    if perm.type.ndim == 0:
+        raise TypeError(f"inverse_permutation: perm must have at least one dimension, got {perm.type}")
+    return cast(argsort(perm, axis=-1), perm.type.dtype)

@@ -20,14 +20,16 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Apply, Variable
+from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
 from arignote.scalar.op import float_dtype_for
-from arignote.tensor.basic import as_tensor_variable
+from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.elemwise import normalize_axis
-from arignote.tensor.math import exp, logsumexp
-from arignote.tensor.math import sum as tsum
-from arignote.tensor.shape import _disconnected, _grad_like, _no_grad
+from arignote.tensor.reductions import logsumexp
+from arignote.tensor.reductions import sum as tsum
+from arignote.tensor.shape import _grad_like
 from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import exp
 
 __all__ = ["Softmax", "LogSoftmax", "softmax", "log_softmax", "logsumexp"]
 
@@ -102,8 +104,8 @@ class Softmax(_SoftmaxBase):
     ) -> list:
         """``s * (v - sum(s*v, axis))``."""
         ((s,), (v,)) = outputs, eval_points
-        if _disconnected(v):
-            return [_no_grad()]
+        if is_disconnected(v):
+            return [disconnected_type()]
         return [s * (v - tsum(s * v, axis=self.axis, keepdims=True))]
 
 
@@ -141,8 +143,8 @@ class LogSoftmax(_SoftmaxBase):
     ) -> list:
         """``v - sum(softmax * v, axis)``."""
         ((out,), (v,)) = outputs, eval_points
-        if _disconnected(v):
-            return [_no_grad()]
+        if is_disconnected(v):
+            return [disconnected_type()]
         return [v - tsum(exp(out) * v, axis=self.axis, keepdims=True)]
 
 

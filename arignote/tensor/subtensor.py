@@ -30,9 +30,16 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
-from arignote.tensor.basic import as_tensor_variable, squeeze
-from arignote.tensor.batching import batch_length, broadcast_batch, register_batch_rule
+from arignote.graph.replace import register_batch_rule
+from arignote.tensor.alloc import broadcast_batch
+from arignote.tensor.axes import squeeze
+from arignote.tensor.conversion import (
+    as_tensor_variable,
+    get_scalar_constant_value,  # noqa: F401  (PyTensor's path)
+    register_constant_rule,
+)
 from arignote.tensor.elemwise import DimShuffle, normalize_axis
+from arignote.tensor.shape import Shape, batch_length, get_vector_length, specify_broadcastable  # noqa: F401  (PyTensor's path)
 from arignote.tensor.subtensor_advanced import (  # noqa: F401  (also importable from here, as in PyTensor)
     AdvancedIncSubtensor,
     AdvancedIncSubtensor1,
@@ -356,11 +363,18 @@ def _batch_inc_subtensor(op: IncSubtensor, node: Apply, args: list, flags: list)
     return [(new(x, y, *idx), True)]
 
 
-def __getattr__(name: str) -> object:
-    # PyTensor users also import these from here; they live in shape_utils, which imports
-    # this module's neighbours, so they are looked up on first use
-    if name in ("specify_broadcastable", "get_vector_length", "get_scalar_constant_value"):
-        from arignote.tensor import shape_utils
+# --- what get_underlying_scalar_constant_value sees through ---------------------------------
 
-        return getattr(shape_utils, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+@register_constant_rule(Subtensor)
+def _constant_of_subtensor(op: Subtensor, node: Apply, look: Any) -> Any:
+    """``x.shape[k]`` (a constant int index into a Shape) where ``x``'s length ``k`` is static."""
+    if len(op.idx_list) != 1:
+        return None
+    (k,) = op.idx_list
+    src = node.inputs[0].owner
+    if not isinstance(k, (int, np.integer)) or src is None or not isinstance(src.op, Shape):
+        return None
+    shape = src.inputs[0].type.shape
+    length = shape[k] if -len(shape) <= k < len(shape) else None
+    return None if length is None else np.int64(length)

@@ -24,10 +24,17 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
-from arignote.tensor.basic import as_tensor_variable, moveaxis
-from arignote.tensor.batching import batch_length, broadcast_batch, register_batch_rule
+from arignote.graph.replace import register_batch_rule
+from arignote.scalar.type import upcast
+from arignote.tensor.alloc import alloc, broadcast_batch
+from arignote.tensor.axes import expand_dims, moveaxis
+from arignote.tensor.checks import check_values
+from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.elemwise import normalize_axis
-from arignote.tensor.shape import shape_i
+from arignote.tensor.join import stack
+from arignote.tensor.ranges import arange
+from arignote.tensor.shape import batch_length, dim_length, flatten, shape_i
+from arignote.tensor.shape_utils import broadcast_arrays
 from arignote.tensor.subtensor_index import (
     PicklableIndex,
     ReadsPart,
@@ -55,6 +62,7 @@ from arignote.tensor.subtensor_index import (
     value_like,
 )
 from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import and_, cast, clip, ge, lt, mod
 
 __all__ = [
     "AdvancedSubtensor1",
@@ -68,6 +76,8 @@ __all__ = [
     "advanced_inc_subtensor",
     "advanced_set_subtensor",
     "take",
+    "take_along_axis",
+    "choose",
 ]
 
 
@@ -324,8 +334,8 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> 
     >>> pt.take(a, [[0, 2]], axis=1).eval({a: np.arange(6.0).reshape(2, 3)}).shape
     (2, 1, 2)
     """
-    from arignote.tensor.math import clip, mod
     from arignote.tensor.subtensor import getitem
+    from arignote.tensor.ufuncs import clip, mod
 
     a = as_tensor_variable(a)
     indices = as_tensor_variable(indices)
@@ -368,7 +378,7 @@ def _batch_position(idx_list: Sequence[Any]) -> int:
 
 @register_batch_rule(AdvancedSubtensor1)
 def _batch_advanced_subtensor1(op: Op, node: Apply, args: list, flags: list) -> list:
-    from arignote.tensor.alloc import arange
+    from arignote.tensor.ranges import arange
 
     x, i = args
     if flags[0] and not flags[1]:
@@ -414,3 +424,84 @@ def _batch_advanced_inc_subtensor(op: Op, node: Apply, args: list, flags: list) 
         idx_list, set_instead_of_inc=op.set_instead_of_inc, ignore_duplicates=op.ignore_duplicates
     )
     return [(new(x, y, *idx), True)]
+
+
+def _check_int(v: Variable, what: str) -> Variable:
+    if np.dtype(v.type.dtype).kind not in "biu":
+        raise TypeError(f"{what} must be integers, got {v} of Type {v.type}")
+    return cast(v, "int64") if v.type.dtype == "bool" else v
+
+
+def _broadcast_together(tensors: Sequence[Variable], what: str) -> list[Variable]:
+    """The tensors broadcast to their common shape (:func:`broadcast_arrays`), or a
+    ValueError naming ``what`` and the shapes."""
+    try:
+        return list(broadcast_arrays(*tensors))
+    except ValueError:
+        shapes = ", ".join(str(t.type.shape) for t in tensors)
+        raise ValueError(f"{what}: shapes {shapes} cannot be broadcast together") from None
+
+
+def take_along_axis(arr: Any, indices: Any, axis: int | None = 0) -> Variable:
+    """``numpy.take_along_axis``: ``out[..., j, ...] = arr[..., indices[..., j, ...], ...]``
+    along ``axis``; ``indices`` has ``arr``'s number of dimensions and the other axes
+    broadcast. ``axis=None`` works on the flattened ``arr`` (``indices`` a vector).
+    Negative indices count from the end.
+    """
+    arr, indices = as_tensor_variable(arr), as_tensor_variable(indices)
+    indices = _check_int(indices, "take_along_axis: indices")
+    if axis is None:
+        arr, axis = flatten(arr), 0
+    if arr.type.ndim != indices.type.ndim:
+        raise ValueError(
+            f"take_along_axis: indices ({indices.type}) must have as many dimensions as arr ({arr.type})"
+        )
+    (axis,) = normalize_axis(axis, arr.type.ndim, "take_along_axis: axis")  # type: ignore[misc]
+    ndim = arr.type.ndim
+    index: list[Any] = []
+    for d in range(ndim):
+        if d == axis:
+            index.append(indices)
+        else:  # the position along d itself, shaped to broadcast along d only
+            others = tuple(k for k in range(ndim) if k != d)
+            index.append(expand_dims(arange(dim_length(arr, d)), others))
+    return arr[tuple(index)]
+
+
+def choose(a: Any, choices: Any, mode: str = "raise") -> Variable:
+    """``numpy.choose``: for every element of the integer tensor ``a``, the element at the
+    same place of ``choices[a]``. ``choices`` is a sequence of tensors or one tensor whose
+    first axis lists them; ``a`` and the choices broadcast together.
+
+    ``mode``: ``"raise"`` (an index outside ``[0, n)`` is an error at run time), ``"wrap"``
+    (taken modulo ``n``) or ``"clip"`` (clipped to ``[0, n - 1]``).
+    """
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"choose: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    a = _check_int(as_tensor_variable(a), "choose: a")
+    if isinstance(choices, (list, tuple)):
+        if not choices:
+            raise ValueError("choose: choices is empty")
+        items = [as_tensor_variable(c) for c in choices]
+        dtype = upcast(*(c.type.dtype for c in items))
+        a, *items = _broadcast_together([a, *(cast(c, dtype) for c in items)], "choose")
+        stacked = stack(items)
+        n: Any = len(items)
+    else:
+        stacked = as_tensor_variable(choices)
+        if stacked.type.ndim == 0:
+            raise ValueError(
+                f"choose: choices must list the choices along its first axis, got the 0-d {stacked}"
+            )
+        n = dim_length(stacked, 0)
+        probe = stacked[0]  # the shape of one choice, broadcast with a's
+        a, _ = _broadcast_together([a, probe], "choose")
+        stacked = alloc(stacked, n, *(dim_length(a, d) for d in range(a.type.ndim)))
+    a = cast(a, "int64")
+    if mode == "wrap":
+        a = mod(a, n)
+    elif mode == "clip":
+        a = clip(a, 0, n - 1)
+    else:
+        a = check_values(a, and_(ge(a, 0), lt(a, n)), "choose: an index is outside [0, len(choices))")
+    return take_along_axis(stacked, expand_dims(a, 0), axis=0)[0]

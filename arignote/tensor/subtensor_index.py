@@ -27,13 +27,14 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
 from arignote.scalar.type import ScalarType
-from arignote.tensor.basic import _flatten, as_tensor_variable, constant
-from arignote.tensor.math import cast, maximum, minimum, switch
-from arignote.tensor.math import sum as pt_sum
-from arignote.tensor.shape import _disconnected, _grad_like, _no_grad, _zero_grad
+from arignote.tensor.conversion import _flatten, as_tensor_variable, constant
+from arignote.tensor.reductions import sum as pt_sum
+from arignote.tensor.shape import _grad_like, _zero_grad
 from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import cast, maximum, minimum, switch
 
 __all__ = ["slice_len", "slice_at_axis", "get_idx_list", "indices_from_subtensor"]
 
@@ -773,9 +774,11 @@ def _surviving_writes(x: Variable, taken: Variable, write: Callable, read: Calla
     ``taken``'s dtype and shape, ``taken`` being ``g[idx]``). A repeated position keeps one
     write: which one is found by writing each entry's own number with the same index and
     reading back what survived, so it agrees with NumPy's order, whatever that is."""
-    from arignote.tensor.alloc import alloc, arange
-    from arignote.tensor.math import eq, prod
+    from arignote.tensor.alloc import alloc
+    from arignote.tensor.ranges import arange
+    from arignote.tensor.reductions import prod
     from arignote.tensor.shape import reshape, shape, shape_i
+    from arignote.tensor.ufuncs import eq
 
     dims = [shape_i(x, d) for d in range(x.type.ndim)]
     ids = reshape(arange(prod(shape(taken)), dtype="int64"), shape(taken), ndim=taken.type.ndim)
@@ -814,7 +817,7 @@ class ReadsPart:
         """The output gradient added into zeros shaped like ``x`` at the indexed places
         (a place indexed more than once gets each of its terms); the index is disconnected."""
         x, *idx = inputs
-        rest = [_no_grad() for _ in idx]
+        rest = [disconnected_type() for _ in idx]
         if not is_float(x):
             return [_zero_grad(x), *rest]
         gx = self._inc_op()(_zero_grad(x), output_grads[0], *idx)
@@ -824,8 +827,8 @@ class ReadsPart:
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
         """The tangent of ``x`` indexed the same way."""
-        if _disconnected(eval_points[0]):
-            return [_no_grad()]
+        if is_disconnected(eval_points[0]):
+            return [disconnected_type()]
         return [self(eval_points[0], *inputs[1:])]  # type: ignore[operator]
 
 
@@ -872,7 +875,7 @@ class WritesPart:
         broadcast; the index is disconnected."""
         x, y, *idx = inputs
         (g,) = output_grads
-        rest = [_no_grad() for _ in idx]
+        rest = [disconnected_type() for _ in idx]
         if not is_float(x):
             return [_zero_grad(x), _zero_grad(y), *rest]
         write = self._variant(set_instead_of_inc=True)
@@ -894,10 +897,10 @@ class WritesPart:
         """The same write of the tangents (zeros for a disconnected one)."""
         x, _, *idx = inputs
         ex, ey = eval_points[:2]
-        if _disconnected(ex) and _disconnected(ey):
-            return [_no_grad()]
-        ex = _zero_grad(x) if _disconnected(ex) else ex
-        if _disconnected(ey):
+        if is_disconnected(ex) and is_disconnected(ey):
+            return [disconnected_type()]
+        ex = _zero_grad(x) if is_disconnected(ex) else ex
+        if is_disconnected(ey):
             if not self.set_instead_of_inc:
                 return [ex]  # nothing added to the tangent of x
             ey = np.zeros((), x.type.dtype)

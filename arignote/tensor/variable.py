@@ -409,7 +409,7 @@ class TensorVariable(_tensor_py_operators, Variable):
     """A tensor value in a graph (an input, or the output of an Apply)."""
 
     def _as_scalar(self) -> Variable:
-        from arignote.tensor.basic import scalar_from_tensor
+        from arignote.tensor.conversion import scalar_from_tensor
 
         return scalar_from_tensor(self)
 

@@ -13,19 +13,17 @@ import pytest
 
 import arignote
 import arignote.tensor as pt
-from arignote.compile.debugmode import (
+from arignote.compile.debug.debugmode import DebugLinker, DebugMode
+from arignote.compile.debug.errors import (
     BadDestroyMap,
     BadOptimization,
     BadThunkOutput,
     BadViewMap,
-    DebugLinker,
-    DebugMode,
     DebugModeError,
-    DebugRewriteQuery,
     InvalidValueError,
     StochasticOrder,
-    graph_signature,
 )
+from arignote.compile.debug.rewrites import DebugRewriteQuery, graph_signature
 from arignote.compile.mode import FAST_RUN, Mode, RewriteQuery, get_mode
 from arignote.graph.basic import Apply
 from arignote.graph.fg import FunctionGraph
@@ -33,6 +31,7 @@ from arignote.graph.op import Op
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import rewrite_registry
 from arignote.ifelse import ifelse
+from arignote.link.python import register_python_thunk
 from arignote.tensor.elemwise import Elemwise
 from tests.toy import add, double, mul, neg
 
@@ -547,6 +546,42 @@ def test_make_thunk_disagrees_with_perform():
     # tolerance comes from values_eq_approx: without the py check it runs
     f = _compile_bad(ThunkDisagrees(), mode=DebugMode(check_py_code=False))
     np.testing.assert_allclose(f(V), V * 2 + 1e-3 + 1)
+
+
+class BackendDisagrees(VectorOp):
+    """Its perform doubles; the Python backend's thunk registered for it (below) adds
+    1e-3 more, as a wrong fast thunk would."""
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = inputs[0] * 2
+
+
+@register_python_thunk(BackendDisagrees)
+def _backend_disagrees_thunk(op, node, storage_map, compute_map, no_recycling, impl=None):
+    x_cell, out_cell = storage_map[node.inputs[0]], storage_map[node.outputs[0]]
+    done = compute_map[node.outputs[0]]
+
+    def thunk():
+        out_cell[0] = x_cell[0] * 2 + 1e-3
+        done[0] = True
+
+    return thunk
+
+
+def test_the_python_backend_s_thunk_is_checked_against_perform():
+    """DebugMode runs the thunk the function runs (the Python backend's, by Op type) and
+    compares it with perform."""
+    f = _compile_bad(BackendDisagrees())
+    with pytest.raises(BadThunkOutput) as info:
+        f(V)
+    _assert_names_node(info.value, "BackendDisagrees")
+    assert "the Python backend's BackendDisagrees thunk (the function's thunk)" in str(info.value)
+    f = _compile_bad(BackendDisagrees(), mode=DebugMode(check_py_code=False))
+    np.testing.assert_allclose(f(V), V * 2 + 1e-3 + 1)
+    # the registered Elemwise thunks agree with perform
+    x = pt.dvector("x")
+    g = arignote.function([x], pt.exp(x).sum() + x.dimshuffle("x", 0), mode="DebugMode")
+    np.testing.assert_allclose(g(V), np.exp(V).sum() + V[None, :])
 
 
 def test_wrong_dtype():

@@ -452,7 +452,7 @@ def test_allow_input_downcast():
 
 
 def test_profile_argument(xy):
-    from arignote.compile.profiling import ProfileStats
+    from arignote.compile.debug.profiling import ProfileStats
 
     x, _ = xy
     assert function([x], x * 2).profile is None
@@ -600,7 +600,7 @@ def test_eval_compiles_once_and_caches_the_function(monkeypatch):
 
 
 def test_copy_with_profile():
-    from arignote.compile.profiling import ProfileStats
+    from arignote.compile.debug.profiling import ProfileStats
 
     x = pt.dscalar("x")
     f = function([x], x * 2, profile=True)

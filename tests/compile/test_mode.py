@@ -1,5 +1,6 @@
 """``Mode``: linker and optimizer by name, the named modes, ``get_mode`` and the
-``including``/``excluding``/``requiring`` queries over the rewrite pipeline."""
+``including``/``excluding``/``requiring`` queries over the rewrite pipeline, which is a
+list of ``(name, purpose, pass)``."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from arignote.compile.mode import (
     FAST_RUN,
     PIPELINE,
     RewriteQuery,
+    RuleStage,
     get_default_mode,
+    merge_pass,
     predefined_modes,
     register_mode,
 )
@@ -69,7 +72,7 @@ def test_named_modes_and_get_mode():
     assert get_mode("FAST_RUN") is FAST_RUN and get_mode(FAST_COMPILE) is FAST_COMPILE
     assert get_mode(None) is FAST_RUN is get_default_mode()  # config.mode's default
     assert predefined_modes["PYTHON"] is FAST_RUN
-    assert FAST_RUN.query.stages == tuple(name for name, _ in PIPELINE)
+    assert FAST_RUN.query.stages == tuple(name for name, _, _ in PIPELINE)
     assert FAST_COMPILE.query.stages == ("merge", "canonicalize")
     with config.change_flags(mode="FAST_COMPILE"):
         assert get_mode(None) is FAST_COMPILE
@@ -122,7 +125,7 @@ def test_rules_run_by_tag(registry):
 def test_rewrite_timings_are_recorded():
     x = pt.dvector("x")
     f = function([x], x + x)
-    assert set(f.maker.rewrite_timings) == {name for name, _ in PIPELINE}
+    assert set(f.maker.rewrite_timings) == {name for name, _, _ in PIPELINE}
     assert f.maker.rewrite_time >= 0 and f.maker.build_time >= 0 and f.maker.link_time > 0
     g = function([x], x + x, mode=FAST_RUN.excluding("fusion", "inplace"))
     assert "fusion" not in g.maker.rewrite_timings and "inplace" not in g.maker.rewrite_timings
@@ -155,3 +158,79 @@ def test_linkers_give_the_same_results():
     results = [function([x], out, mode=Mode(linker=name))(a) for name in ("py", "vm", "cvm", "vm_nogc")]
     for r in results[1:]:
         np.testing.assert_array_equal(r, results[0])
+
+
+# --- the pipeline is a list of passes -------------------------------------------------------
+
+
+def test_the_pipeline_is_a_list_of_named_passes():
+    names = [name for name, _, _ in PIPELINE]
+    assert names == ["merge", "canonicalize", "stabilize", "specialize", "fusion", "inplace", "final_merge"]
+    for name, purpose, run in PIPELINE:
+        assert isinstance(name, str) and isinstance(purpose, str) and purpose
+        assert callable(run)
+    passes = {name: run for name, _, run in PIPELINE}
+    assert passes["merge"] is passes["final_merge"] is merge_pass
+    assert passes["canonicalize"] == RuleStage("canonicalize")
+
+
+@pytest.fixture
+def counting_pipeline(monkeypatch):
+    """PIPELINE with every pass wrapped to record ``(stage, query)`` when it runs, plus a
+    pass of its own, ``extra``, that no named optimizer runs."""
+    ran = []
+
+    def counted(name, run):
+        def wrapped(fgraph, query):
+            ran.append((name, query))
+            return run(fgraph, query)
+
+        return wrapped
+
+    extra = ("extra", "a pass added by the test", lambda fgraph, query: ran.append(("extra", query)))
+    pipeline = [(name, purpose, counted(name, run)) for name, purpose, run in PIPELINE]
+    monkeypatch.setattr(mode_module, "PIPELINE", [*pipeline, extra])
+    return ran
+
+
+def test_every_stage_runs_its_pass_with_the_query(counting_pipeline):
+    x = pt.dvector("x")
+    f = function([x], exp(x) + exp(x))
+    assert [name for name, _ in counting_pipeline] == [name for name, _, _ in PIPELINE]
+    assert all(query is f.maker.mode.query for _, query in counting_pipeline)
+    assert list(f.maker.rewrite_timings) == [name for name, _ in counting_pipeline]
+    assert all(t >= 0 for t in f.maker.rewrite_timings.values())
+
+
+def test_excluding_a_stage_skips_its_pass(counting_pipeline):
+    x = pt.dvector("x")
+    f = function([x], exp(x) + exp(x), mode=FAST_RUN.excluding("merge", "specialize"))
+    ran = [name for name, _ in counting_pipeline]
+    assert "merge" not in ran and "specialize" not in ran
+    assert "final_merge" in ran and "canonicalize" in ran
+    assert set(f.maker.rewrite_timings) == set(ran)
+    counting_pipeline.clear()
+    g = function([x], x + 1, mode=FAST_COMPILE)
+    assert [name for name, _ in counting_pipeline] == ["merge", "canonicalize"]
+    assert set(g.maker.rewrite_timings) == {"merge", "canonicalize"}
+
+
+def test_a_new_pass_is_one_more_entry(counting_pipeline):
+    x = pt.dvector("x")
+    query = RewriteQuery(stages=("merge", "extra"))
+    f = function([x], x + 1, mode=Mode(optimizer=query))
+    assert [name for name, _ in counting_pipeline] == ["merge", "extra"]
+    assert set(f.maker.rewrite_timings) == {"merge", "extra"}
+    counting_pipeline.clear()
+    function([x], x + 1, mode=Mode(optimizer=query.excluding("extra")))
+    assert [name for name, _ in counting_pipeline] == ["merge"]
+
+
+def test_a_stage_outside_the_pipeline_runs_its_registered_rules(registry):
+    registry("fast_run")  # log(exp(x)) -> x, in canonicalize
+    (rule,) = mode_module.rewrite_registry.query("canonicalize", ["all"])
+    mode_module.rewrite_registry.register("my_stage", rule, "fast_run")
+    x = pt.dvector("x")
+    f = function([x], log(exp(x)), mode=Mode(optimizer=RewriteQuery(stages=("my_stage",))))
+    assert not any("Log" in op for op in _ops(f))
+    assert set(f.maker.rewrite_timings) == {"my_stage"}

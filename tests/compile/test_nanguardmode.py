@@ -13,8 +13,7 @@ import pytest
 
 import arignote
 import arignote.tensor as pt
-from arignote.compile.mode import Mode, get_mode
-from arignote.compile.nanguardmode import (
+from arignote.compile.debug.nanguardmode import (
     NanGuardError,
     NanGuardLinker,
     NanGuardMode,
@@ -22,6 +21,7 @@ from arignote.compile.nanguardmode import (
     contains_nan,
     find_problems,
 )
+from arignote.compile.mode import Mode, get_mode
 from arignote.graph.basic import Apply
 from arignote.graph.op import Op
 from arignote.ifelse import ifelse

@@ -13,11 +13,12 @@ import pytest
 import arignote
 import arignote.tensor as pt
 from arignote.compile.debug import profiling
+from arignote.compile.debug.profiling import ProfileStats, fast_impls, register_fast_impl
 from arignote.compile.mode import Mode
-from arignote.compile.profiling import ProfileStats, fast_impls, register_fast_impl
 from arignote.graph.basic import Apply
 from arignote.graph.op import Op
-from arignote.tensor.elemwise import DimShuffle, Elemwise
+from arignote.link.python import has_fast_impl
+from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
 
 # no rewrites: the compiled graph is the one built, so node counts are known
 PLAIN = Mode(linker="vm", optimizer=None)
@@ -354,25 +355,57 @@ def test_slow_path_is_flagged(profiled, monkeypatch):
     f, _, _ = profiled
     stats = f.profile
     nodes = f.maker.fgraph.toposort()
-    monkeypatch.setattr(profiling, "_FAST_IMPLS", {})
-    assert stats.slow_nodes() == nodes  # nothing has a fast implementation yet
+    # the Python backend has thunks of its own for Elemwise, DimShuffle and CAReduce; the
+    # other nodes run through perform: the slow path
+    slow = stats.slow_nodes()
+    assert slow == [n for n in stats.apply_time if not has_fast_impl(n.op)]
+    assert slow and not any(isinstance(n.op, (Elemwise, DimShuffle, CAReduce)) for n in slow)
+    assert fast_impls(nodes[0].op) == (("python",) if has_fast_impl(nodes[0].op) else ())
+    assert stats.class_impl()[Elemwise] == "python"
+    assert stats.class_impl()[DimShuffle] == "python"
+    slow_class = type(slow[0].op)
+    assert stats.class_impl()[slow_class] == "perform*"
     text = _text(stats)
-    assert "perform*" in text
-    assert f"Nodes on the slow path (perform, no fast implementation): {len(nodes)} of {len(nodes)}" in text
+    assert "perform*" in text and " python " in text
+    assert f"Nodes on the slow path (perform, no fast implementation): {len(slow)} of {len(nodes)}" in text
     assert "* slow path" in text
 
-    register_fast_impl("toy", lambda op: isinstance(op, Elemwise))
-    assert fast_impls(nodes[0].op) == ("toy",)
-    slow = stats.slow_nodes()
-    assert slow and all(not isinstance(n.op, Elemwise) for n in slow)
-    assert stats.class_impl()[Elemwise] == "perform"
-    assert stats.class_impl()[DimShuffle] == "perform*"
+    # another backend that has a fast implementation takes the Op off the slow path
+    monkeypatch.setattr(profiling, "_FAST_IMPLS", dict(profiling._FAST_IMPLS))
+    register_fast_impl("toy", lambda op: isinstance(op, slow_class))
+    assert fast_impls(slow[0].op) == ("toy",)
+    assert not any(isinstance(n.op, slow_class) for n in stats.slow_nodes())
+    assert stats.class_impl()[slow_class] == "perform"
 
     stats.record_impl(nodes[-1], "numba")
     assert stats.impl_of(nodes[-1]) == "numba"
     assert not stats.is_slow(nodes[-1])
     row = next(line for line in _text(stats).splitlines() if line.endswith(str(nodes[-1])))
     assert " numba " in row
+
+
+def test_an_op_s_own_thunk_is_not_the_slow_path():
+    class OwnThunk(Op):
+        __props__ = ()
+
+        def make_node(self, x):
+            return Apply(self, [x], [x.type()])
+
+        def make_thunk(self, node, storage_map, compute_map, no_recycling, impl=None):
+            (i0,), (o0,) = [storage_map[v] for v in node.inputs], [storage_map[v] for v in node.outputs]
+
+            def thunk():
+                o0[0] = -i0[0]
+                compute_map[node.outputs[0]][0] = True
+
+            return thunk
+
+    x = pt.vector("x")
+    f = arignote.function([x], OwnThunk()(x), profile=True, mode=PLAIN)
+    f(np.ones(2, dtype=x.dtype))
+    (node,) = f.maker.fgraph.toposort()
+    assert f.profile.impl_of(node) == "make_thunk"
+    assert not f.profile.is_slow(node)
 
 
 # -- profile argument of function ---------------------------------------------------------

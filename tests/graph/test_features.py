@@ -16,7 +16,6 @@ from arignote.graph.features import (
     Bookkeeper,
     Feature,
     History,
-    InconsistencyError,
     NodeFinder,
     ReplacementDidNotRemoveError,
     ReplaceValidate,
@@ -24,7 +23,7 @@ from arignote.graph.features import (
 )
 from arignote.graph.fg import FunctionGraph, Output
 from arignote.graph.op import Op
-from arignote.graph.utils import MissingInputError
+from arignote.graph.utils import InconsistencyError, MissingInputError
 from arignote.link.perform import evaluate
 from tests.graph.test_fg import assert_clients_consistent, graph_state
 from tests.toy import add, as_double, double, mul, neg, sub

@@ -1,12 +1,17 @@
-"""The rewrite engine's worklist: which nodes a replacement puts back in front of the rules."""
+"""The rewrite engine's worklist: which nodes a replacement puts back in front of the rules,
+and which rules each node is offered (those tracking its Op's type)."""
 
 from __future__ import annotations
 
+import pytest
+
 import arignote.tensor as pt
 from arignote.graph.fg import FunctionGraph
-from arignote.graph.rewriting.basic import apply_node_rewriters, node_rewriter
+from arignote.graph.rewriting.basic import apply_node_rewriters, constant_folding, node_rewriter
+from arignote.graph.rewriting.db import RewriteRegistry, RulesByOp, rewrite_registry
 from arignote.scalar.basic import Exp, Log
 from arignote.tensor.elemwise import Elemwise
+from tests.toy import BinaryOp, DivMod, UnaryOp, add, double, mul, neg, sub
 
 
 def _is(node, scalar_cls) -> bool:
@@ -42,3 +47,101 @@ def test_worklist_settles_without_rules_firing() -> None:
     x = pt.dvector("x")
     fg = FunctionGraph([x], [pt.sin(pt.cos(x))], clone=False)
     assert apply_node_rewriters(fg, [log_to_exp_of_exp]) == 0
+
+
+# --- rules are handed out by Op type -----------------------------------------------------
+
+
+def _counting_rule(tracks, name, rewrite=None):
+    """A rule tracking ``tracks`` that records the nodes it is called on and returns
+    ``rewrite(node)`` (by default None: no change)."""
+    calls: list = []
+
+    def fn(fgraph, node):
+        calls.append(node)
+        return None if rewrite is None else rewrite(node)
+
+    fn.__name__ = name
+    return node_rewriter(tracks)(fn), calls
+
+
+def test_a_rule_for_a_base_class_fires_on_a_subclass_node() -> None:
+    x, y = double("x"), double("y")
+    fg = FunctionGraph([x, y], [neg(add(x, y))], clone=False)
+    assert issubclass(UnaryOp, BinaryOp) and type(neg) is UnaryOp
+    rule, calls = _counting_rule(
+        [BinaryOp], "neg_to_sub", lambda n: [sub(0.0, n.inputs[0])] if n.op == neg else None
+    )
+    assert apply_node_rewriters(fg, [rule]) == 1
+    assert [str(n.op) for n in fg.toposort()] == ["add", "sub"]
+    assert neg in [n.op for n in calls]  # offered the UnaryOp node through its base class
+
+
+def test_a_rule_for_another_op_is_never_called() -> None:
+    x, y = double("x"), double("y")
+    fg = FunctionGraph([x, y], [neg(add(x, y))], clone=False)
+    on_divmod, divmod_calls = _counting_rule([DivMod], "on_divmod")
+    on_unary, unary_calls = _counting_rule([UnaryOp], "on_unary")
+    on_all, all_calls = _counting_rule(None, "on_all")
+    assert apply_node_rewriters(fg, [on_divmod, on_unary, on_all]) == 0
+    assert divmod_calls == []
+    assert [n.op for n in unary_calls] == [neg]  # not the add node: BinaryOp is not a UnaryOp
+    assert sorted(str(n.op) for n in all_calls) == ["add", "neg"]  # tracks nothing: sees every node
+
+
+def test_a_rule_tracking_an_op_instance_sees_only_equal_ops() -> None:
+    x, y = double("x"), double("y")
+    fg = FunctionGraph([x, y], [mul(add(x, y), y)], clone=False)
+    rule, calls = _counting_rule([mul], "on_mul")
+    apply_node_rewriters(fg, [rule])
+    assert [n.op for n in calls] == [mul]
+
+
+def test_rules_of_an_op_type_keep_the_order_given_and_are_computed_once() -> None:
+    first, _ = _counting_rule([BinaryOp], "first")
+    middle, _ = _counting_rule([DivMod], "middle")
+    everything, _ = _counting_rule(None, "everything")
+    last, _ = _counting_rule([UnaryOp, mul], "last")
+    rules = RulesByOp([first, middle, everything, last])
+    unary = rules.for_op_type(UnaryOp)
+    assert unary == ((first, None), (everything, None), (last, None))
+    assert rules.for_op_type(UnaryOp) is unary  # cached per Op type
+    # other Ops are offered ``last`` only if they equal ``mul`` (checked per node)
+    assert rules.for_op_type(BinaryOp) == ((first, None), (everything, None), (last, (mul,)))
+    assert rules.for_op_type(DivMod) == ((middle, None), (everything, None), (last, (mul,)))
+
+
+def test_the_first_rule_that_fires_wins_in_the_order_given() -> None:
+    x = double("x")
+    to_add = node_rewriter([UnaryOp], name="to_add")(lambda fg, n: [add(n.inputs[0], 1.0)])
+    to_mul = node_rewriter([BinaryOp], name="to_mul")(
+        lambda fg, n: [mul(n.inputs[0], 2.0)] if n.op == neg else None
+    )
+    for order, expected in (([to_add, to_mul], "add"), ([to_mul, to_add], "mul")):
+        fg = FunctionGraph([x], [neg(x)], clone=False)
+        apply_node_rewriters(fg, order)
+        assert [str(n.op) for n in fg.toposort()] == [expected]
+
+
+def test_the_registry_hands_out_rules_by_op_type() -> None:
+    reg = RewriteRegistry()
+    on_unary, _ = _counting_rule([UnaryOp], "on_unary")
+    on_binary, _ = _counting_rule([BinaryOp], "on_binary")
+    reg.register("stage", on_unary, "mine")
+    reg.register("stage", on_binary, "other")
+    by_op = reg.rules_by_op("stage", ["mine"])
+    assert isinstance(by_op, RulesByOp) and by_op.rules == (on_unary,)
+    assert by_op.for_op_type(BinaryOp) == ()
+    assert reg.rules_by_op("stage", ["all"]).for_op_type(UnaryOp) == ((on_unary, None), (on_binary, None))
+    with pytest.raises(TypeError, match="register a NodeRewriter"):
+        reg.register("stage", lambda fg, n: None)
+
+
+def test_constant_folding_is_registered_where_it_is_defined() -> None:
+    assert rewrite_registry.query("canonicalize", ["fast_compile"])[0] is constant_folding
+    assert constant_folding.tracks is None
+    c = double.make_constant(2.0)
+    fg = FunctionGraph([], [neg(add(c, 3.0))], clone=False)
+    assert apply_node_rewriters(fg, [constant_folding]) == 2
+    (out,) = fg.outputs
+    assert out.owner is None and out.data == -5.0

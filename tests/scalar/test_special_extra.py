@@ -23,7 +23,7 @@ from arignote.compile.function import function
 from arignote.gradient import NullTypeGradError, grad, jacobian
 from arignote.scalar.math import _richardson
 from arignote.scalar.special_extra import hyp2f1_dparams
-from arignote.tensor.special_extra import hyp2f1_grad_a, hyp2f1_grad_b, hyp2f1_grad_c
+from arignote.tensor.ufuncs import hyp2f1_grad_a, hyp2f1_grad_b, hyp2f1_grad_c
 from tests.tensor.test_grad_ops import _check_pushforward, check_grad
 from tests.tensor.utils import assert_infer_shape
 

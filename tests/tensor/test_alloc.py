@@ -9,8 +9,9 @@ import arignote.tensor as pt
 from arignote.configdefaults import config
 from arignote.graph.basic import Constant
 from arignote.graph.fg import FunctionGraph
-from arignote.tensor.alloc import Alloc, ARange, Eye, Repeat, alloc
+from arignote.tensor.alloc import Alloc, Eye, Repeat, alloc
 from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.ranges import ARange
 from tests.tensor.utils import assert_infer_shape
 
 DTYPES = ["float32", "float64", "int8", "int32", "int64", "uint8", "bool"]

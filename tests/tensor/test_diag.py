@@ -12,8 +12,9 @@ import pytest
 import arignote.tensor as pt
 from arignote import function
 from arignote.gradient import DisconnectedInputError, grad, jacobian
+from arignote.graph.replace import batch_graph
 from arignote.graph.traversal import apply_ancestors
-from arignote.tensor.batching import Batched, vectorize_graph
+from arignote.tensor.batching import Batched
 from arignote.tensor.diag import AllocDiag, ExtractDiag
 from arignote.tensor.linalg_base import diag_embed, diag_part
 from tests.tensor.test_grad_ops import _check_pushforward, check_grad
@@ -335,7 +336,7 @@ def test_batch_rules(build, shape):
     x = pt.tensor("x", dtype="float64", shape=(None,) * len(shape))
     xs = pt.tensor("xs", dtype="float64", shape=(None,) * (len(shape) + 1))
     out = build(x)
-    (batched,) = vectorize_graph([out], {x: xs})
+    (batched,) = batch_graph([out], {x: xs})
     assert not any(isinstance(op, Batched) for op in _ops(batched))
     xsv = _value("float64", (3, *shape))
     got = function([xs], batched)(xsv)

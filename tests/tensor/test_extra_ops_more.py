@@ -12,8 +12,10 @@ import arignote.tensor as pt
 import arignote.tensor.extra_ops as pt_extra
 from arignote import function
 from arignote.gradient import DisconnectedType, disconnected_type, grad
-from arignote.tensor.batching import Batched, vectorize_graph
-from arignote.tensor.extra_ops_more import Bincount, CheckValues, SearchsortedOp, Unique, check_values
+from arignote.graph.replace import batch_graph
+from arignote.tensor.batching import Batched
+from arignote.tensor.checks import CheckValues, check_values
+from arignote.tensor.searching import Bincount, SearchsortedOp, Unique
 from tests.tensor.test_grad_ops import _check_pushforward, check_grad
 from tests.tensor.utils import assert_infer_shape
 
@@ -70,7 +72,7 @@ def test_check_values_grad_shape_pushforward_batch():
     assert_infer_shape(y, {x: np.ones(4)})
     _check_pushforward(y, [x], [np.array([1.0, 2.0])], [np.array([0.5, -1.0]), None])
     xs = pt.dmatrix("xs")
-    (yb,) = vectorize_graph([y], {x: xs})
+    (yb,) = batch_graph([y], {x: xs})
     np.testing.assert_array_equal(ev(yb, {xs: np.ones((2, 3))}), np.ones((2, 3)))
     with pytest.raises(ValueError, match="bad"):
         ev(yb, {xs: -np.ones((2, 3))})
@@ -137,12 +139,12 @@ def test_searchsorted_batching():
     X = np.array([0.0, 1.0, 2.0, 3.0])
     out = pt.searchsorted(x, v)
     vs = pt.dmatrix("vs")
-    (ob,) = vectorize_graph([out], {v: vs})
+    (ob,) = batch_graph([out], {v: vs})
     assert isinstance(ob.owner.op, SearchsortedOp)
     Vs = RNG.normal(size=(3, 4)) * 2
     np.testing.assert_array_equal(ev(ob, {x: X, vs: Vs}), np.searchsorted(X, Vs))
     xs = pt.dmatrix("xs")
-    (ox,) = vectorize_graph([out], {x: xs})
+    (ox,) = batch_graph([out], {x: xs})
     assert isinstance(ox.owner.op, Batched)  # a batch of sorted vectors is looped over
     Xs = np.sort(RNG.normal(size=(3, 4)), axis=1)
     V = RNG.normal(size=4)
@@ -307,7 +309,7 @@ def test_bincount_batching():
     x, w = pt.lvector("x"), pt.dvector("w")
     out = pt.bincount(x, w, minlength=2)
     ws = pt.dmatrix("ws")
-    (ob,) = vectorize_graph([out], {w: ws})
+    (ob,) = batch_graph([out], {w: ws})
     assert not isinstance(ob.owner.op, Batched)
     X, Ws = np.array([3, 0, 3, 1]), RNG.normal(size=(3, 4))
     np.testing.assert_allclose(ev(ob, {x: X, ws: Ws}), [np.bincount(X, r, minlength=2) for r in Ws])
@@ -315,7 +317,7 @@ def test_bincount_batching():
         ev(ob, {x: np.zeros(0, dtype="int64"), ws: np.zeros((2, 0))}), np.zeros((2, 2))
     )
     xs = pt.lmatrix("xs")
-    (ox,) = vectorize_graph([pt.bincount(x, minlength=5)], {x: xs})
+    (ox,) = batch_graph([pt.bincount(x, minlength=5)], {x: xs})
     assert isinstance(ox.owner.op, Batched)
     Xs = RNG.integers(0, 5, size=(2, 6))
     np.testing.assert_array_equal(ev(ox, {xs: Xs}), [np.bincount(r, minlength=5) for r in Xs])

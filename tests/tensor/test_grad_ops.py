@@ -17,12 +17,13 @@ import arignote.tensor as pt
 from arignote import function
 from arignote.gradient import DisconnectedInputError, DisconnectedType, disconnected_type, grad
 from arignote.graph.basic import Constant
-from arignote.tensor.alloc import Alloc, ARange, Eye, Repeat, RepeatGrad
+from arignote.tensor.alloc import Alloc, Eye, Repeat, RepeatGrad
 from arignote.tensor.basic import ScalarFromTensor, TensorFromScalar, scalar_from_tensor, tensor_from_scalar
 from arignote.tensor.extra_ops import CumOp, Flip, Nonzero
 from arignote.tensor.join import Join, Split
 from arignote.tensor.math import All, Any_, Argmax, Argmin
 from arignote.tensor.products import Dot, MatMul
+from arignote.tensor.ranges import ARange
 from arignote.tensor.shape import MakeVector, Reshape, Shape, Shape_i, SpecifyShape
 from arignote.tensor.sort import ArgSortOp, PermuteAlongAxis, SortOp
 from arignote.tensor.special import LogSoftmax, Softmax

@@ -12,8 +12,9 @@ import pytest
 import arignote.tensor as pt
 from arignote import function
 from arignote.gradient import DisconnectedInputError, grad
+from arignote.graph.replace import batch_graph
 from arignote.graph.traversal import apply_ancestors
-from arignote.tensor.batching import Batched, vectorize_graph
+from arignote.tensor.batching import Batched
 from arignote.tensor.index_utils import RavelMultiIndex, UnravelIndex
 from tests.tensor.utils import assert_infer_shape
 
@@ -169,13 +170,13 @@ def test_batch_rules():
     i = pt.lvector("i")
     j = pt.lscalar("j")
     rows = pt.lmatrix("rows")
-    (cols,) = vectorize_graph([pt.unravel_index(i, (3, 4))[1]], {i: rows})
+    (cols,) = batch_graph([pt.unravel_index(i, (3, 4))[1]], {i: rows})
     assert not any(isinstance(op, Batched) for op in _ops(cols))
     rv = np.array([[0, 5, 11], [3, 4, 7]])
     np.testing.assert_array_equal(cols.eval({rows: rv}), np.unravel_index(rv, (3, 4))[1])
     # a batched 0-d entry next to an unbatched vector: the batch must not meet the core axis
     js = pt.lvector("js")
-    (flat,) = vectorize_graph([pt.ravel_multi_index((j, i), (3, 4))], {j: js})
+    (flat,) = batch_graph([pt.ravel_multi_index((j, i), (3, 4))], {j: js})
     assert not any(isinstance(op, Batched) for op in _ops(flat))
     jv, iv = np.array([0, 2]), np.array([1, 2, 3])
     got = function([js, i], flat)(jv, iv)

@@ -19,8 +19,8 @@ import pytest
 import arignote.tensor as pt
 from arignote import function
 from arignote.gradient import NullTypeGradError, Rop, grad, jacobian
+from arignote.graph.replace import batch_graph
 from arignote.tensor import nlinalg
-from arignote.tensor.batching import vectorize_graph
 from arignote.tensor.blockwise import Blockwise
 from arignote.tensor.linalg_base import RuntimeCheck
 from tests.tensor.test_grad_ops import _check_pushforward, check_grad
@@ -361,7 +361,7 @@ def test_runtime_check() -> None:
     assert square.owner.op.connection_pattern(square.owner) == [[True], [False]]
     # batched (vectorize_graph): the check looks at the last two dimensions only
     xs = pt.tensor3("xs", dtype="float64")
-    (batched,) = vectorize_graph([square], {x: xs})
+    (batched,) = batch_graph([square], {x: xs})
     np.testing.assert_array_equal(
         function([xs, ref], batched)(np.ones((4, 2, 3)), np.eye(2)), np.ones((4, 2, 3))
     )

@@ -13,11 +13,9 @@ import scipy.linalg as sl
 
 import arignote.tensor as pt
 from arignote.tensor import linalg, nlinalg, slinalg
+from arignote.tensor.linalg_decompositions import SVD, Eig, Eigh
 from arignote.tensor.nlinalg import (
-    SVD,
     Det,
-    Eig,
-    Eigh,
     MatrixInverse,
     MatrixPinv,
     SLogDet,

@@ -1,8 +1,9 @@
-"""Basic indexing (Subtensor), inc_subtensor / set_subtensor on basic indices, the shape
-rewrites, printing. Values against NumPy."""
+"""Basic indexing (Subtensor), inc_subtensor / set_subtensor on basic indices, printing.
+Values against NumPy. The Subtensor rules are tested in tests/tensor/rewriting/."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,6 @@ import arignote
 import arignote.tensor as pt
 from arignote import function
 from arignote.tensor.elemwise import DimShuffle
-from arignote.tensor.shape import Shape, Shape_i
 from arignote.tensor.subtensor import IncSubtensor, Subtensor, inc_subtensor, set_subtensor
 from tests.tensor.utils import assert_infer_shape
 
@@ -460,53 +460,6 @@ def test_inplace_prop_and_destroy_map() -> None:
     assert storage[0][0] is xv and xv.tolist() == [0.0, 1.0, 1.0]
 
 
-# --- rewrites ------------------------------------------------------------------------------
-
-
-def _ops(f: Any) -> list:
-    return [n.op for n in f.maker.fgraph.toposort()]
-
-
-def test_shape_of_index_becomes_shape_i() -> None:
-    x = pt.tensor3("x", dtype="float64")
-    f = function([x], [x.shape[0], x.shape[-1]])
-    ops = _ops(f)
-    assert Shape_i(0) in ops and Shape_i(2) in ops
-    assert not any(isinstance(op, (Subtensor, Shape)) for op in ops)
-    assert [int(v) for v in f(np.zeros((2, 3, 4)))] == [2, 4]
-    unrewritten = function([x], [x.shape[0], x.shape[-1]], mode=arignote.Mode(optimizer=None))
-    assert any(isinstance(op, Subtensor) for op in _ops(unrewritten))
-    assert [int(v) for v in unrewritten(np.zeros((2, 3, 4)))] == [2, 4]
-
-
-def test_static_length_of_shape_becomes_a_constant() -> None:
-    x = pt.tensor("x", dtype="float64", shape=(2, None))
-    y = x.shape[0] * x.shape[1]
-    f = function([x], y)
-    assert not any(isinstance(op, (Subtensor, Shape)) for op in _ops(f))
-    assert [type(op) for op in _ops(f)].count(Shape_i) == 1
-    assert int(f(np.zeros((2, 5)))) == 10
-
-
-def test_useless_subtensor_is_removed() -> None:
-    x = pt.dmatrix("x")
-    for out in (x[:] * 2, x[::1, :] * 2, x[:, ::1] * 2):
-        f = function([x], out)
-        assert not any(isinstance(op, Subtensor) for op in _ops(f))
-        xv = np.arange(6.0).reshape(2, 3)
-        np.testing.assert_array_equal(f(xv), xv * 2)
-    f = function([x], x[::-1] * 2)  # not a full slice: kept
-    assert any(isinstance(op, Subtensor) for op in _ops(f))
-    np.testing.assert_array_equal(f(np.arange(4.0).reshape(2, 2)), [[4, 6], [0, 2]])
-
-
-def test_shape_entries_in_graphs() -> None:
-    x = pt.dmatrix("x")
-    out = pt.reshape(x, (x.shape[1], x.shape[0]))
-    got = function([x], out)(np.arange(6.0).reshape(2, 3))
-    np.testing.assert_array_equal(got, np.arange(6.0).reshape(3, 2))
-
-
 @pytest.mark.parametrize("axis", [None, 0, -1, (0, 2)])
 def test_flip(axis: Any) -> None:
     x = pt.tensor3("x", dtype="float64")
@@ -539,10 +492,10 @@ def test_graphs_with_indexing_pickle() -> None:
 
 
 def test_pytensor_names_importable_from_this_module() -> None:
-    from arignote.tensor import shape_utils
+    shape_module = importlib.import_module("arignote.tensor.shape")  # pt.shape is the function
     from arignote.tensor.subtensor import get_scalar_constant_value, get_vector_length, specify_broadcastable
 
-    assert specify_broadcastable is shape_utils.specify_broadcastable
+    assert specify_broadcastable is shape_module.specify_broadcastable
     assert get_vector_length(pt.as_tensor_variable([1, 2, 3])) == 3
     assert get_scalar_constant_value(pt.constant(4)) == 4
     with pytest.raises(ImportError):

@@ -10,7 +10,7 @@ import pytest
 
 import arignote.tensor as pt
 from arignote import function
-from arignote.tensor.subtensor import (
+from arignote.tensor.subtensor_advanced import (
     AdvancedIncSubtensor,
     AdvancedIncSubtensor1,
     AdvancedSubtensor,

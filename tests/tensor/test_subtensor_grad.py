@@ -12,15 +12,15 @@ import pytest
 import arignote.tensor as pt
 from arignote import function
 from arignote.gradient import DisconnectedInputError, grad, jacobian
+from arignote.graph.replace import batch_graph
 from arignote.graph.traversal import apply_ancestors, graph_inputs
-from arignote.tensor.batching import Batched, vectorize_graph
-from arignote.tensor.subtensor import (
+from arignote.tensor.batching import Batched
+from arignote.tensor.subtensor import IncSubtensor, Subtensor
+from arignote.tensor.subtensor_advanced import (
     AdvancedIncSubtensor,
     AdvancedIncSubtensor1,
     AdvancedSubtensor,
     AdvancedSubtensor1,
-    IncSubtensor,
-    Subtensor,
 )
 from tests.tensor.test_grad_ops import _check_pushforward, check_grad
 
@@ -222,7 +222,7 @@ def _nodes(v: Any) -> list:
 def _rowwise(out: Any, x: Any, xs: Any, xsv: np.ndarray, givens: dict) -> None:
     """``vectorize_graph`` of ``out`` over rows ``xs`` of ``x``: no Batched node, and each
     row of the result equals ``out`` computed for that row."""
-    (batched,) = vectorize_graph([out], {x: xs})
+    (batched,) = batch_graph([out], {x: xs})
     assert not any(isinstance(n.op, Batched) for n in _nodes(batched)), [str(n.op) for n in _nodes(batched)]
     inputs = [xs, *givens]
     got = function(inputs, batched, on_unused_input="ignore")(xsv, *givens.values())
@@ -268,16 +268,16 @@ def test_batched_indices_fall_back_or_vectorise() -> None:
     x = pt.dmatrix("x")
     iv = pt.lvector("iv")
     ivs = pt.lmatrix("ivs")
-    (b,) = vectorize_graph([x[iv]], {iv: ivs})  # rows of indices into one x: vectorised
+    (b,) = batch_graph([x[iv]], {iv: ivs})  # rows of indices into one x: vectorised
     assert not any(isinstance(n.op, Batched) for n in _nodes(b))
     xv = rand(4, 3)
     ivv = np.array([[0, 3], [1, 1]])
     np.testing.assert_array_equal(b.eval({x: xv, ivs: ivv}), xv[ivv])
     xs = pt.tensor3("xs")
-    (b,) = vectorize_graph([x[iv]], {x: xs, iv: ivs})  # both batched
+    (b,) = batch_graph([x[iv]], {x: xs, iv: ivs})  # both batched
     xsv = rand(2, 4, 3)
     np.testing.assert_array_equal(b.eval({xs: xsv, ivs: ivv}), np.stack([xsv[k][ivv[k]] for k in range(2)]))
-    (b,) = vectorize_graph([x[:, iv]], {iv: ivs})  # batched index of AdvancedSubtensor: the fallback
+    (b,) = batch_graph([x[:, iv]], {iv: ivs})  # batched index of AdvancedSubtensor: the fallback
     assert any(isinstance(n.op, Batched) for n in _nodes(b))
     np.testing.assert_array_equal(b.eval({x: xv, ivs: ivv[:, :1]}), np.stack([xv[:, r] for r in ivv[:, :1]]))
 

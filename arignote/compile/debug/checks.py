@@ -13,6 +13,7 @@ from arignote.compile.debug.errors import BadDestroyMap, BadThunkOutput, BadView
 from arignote.compile.debug.values import _MISSING, _copy, _is_immutable, _may_share, _preallocate, _values_eq
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
+from arignote.link.python import OWN_THUNK, PYTHON, impl_name, python_thunk
 
 if TYPE_CHECKING:
     from arignote.compile.debug.debugmode import DebugLinker
@@ -195,12 +196,14 @@ class _Checks:
 
 
 class _DebugThunk:
-    """The thunk DebugMode runs for one node: the Op's own thunk, then the checks."""
+    """The thunk DebugMode runs for one node: the thunk the function runs (the Python
+    backend's, :func:`~arignote.link.python.python_thunk`), then the checks, which compare
+    it with ``perform``."""
 
     def __init__(self, node: Apply, storage_map: dict, compute_map: dict, checks: _Checks):
         self.node = node
         op = node.op
-        self.real = op.make_thunk(node, storage_map, compute_map, [], None)
+        self.real = python_thunk(op, node, storage_map, compute_map, [], None)
         self.in_cells = [storage_map[v] for v in node.inputs]
         self.out_cells = [storage_map[v] for v in node.outputs]
         self.inputs = self.in_cells
@@ -220,10 +223,13 @@ class _DebugThunk:
             self.impl_name = ""
         self.has_params = hasattr(op, "get_params")
         self.params = node.run_params() if self.has_params else None
-        if type(op).make_thunk is Op.make_thunk:
-            self.label = "perform (the function's thunk, on the graph's values)"
-        else:
+        impl = impl_name(op)
+        if impl == PYTHON:
+            self.label = f"the Python backend's {type(op).__name__} thunk (the function's thunk)"
+        elif impl == OWN_THUNK:
             self.label = f"{type(op).__name__}.make_thunk (the function's thunk)"
+        else:
+            self.label = "perform (the function's thunk, on the graph's values)"
         self.perform = getattr(self.real, "perform", None)
 
     def run_impl(self, inputs: list[Any], cells: list[list]) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.fg import FunctionGraph
+from arignote.printing import debugprint
 
 
 def _num(x: Any) -> str:
@@ -118,8 +119,6 @@ def _inputs_lines(node: Apply, values: Sequence[Any] | None) -> list[str]:
 
 def _graph_text(var: Variable, depth: int = 6) -> str:
     try:
-        from arignote.printing import debugprint
-
         return str(debugprint(var, depth=depth, file="str")).rstrip()
     except Exception:
         return str(var)
@@ -127,8 +126,6 @@ def _graph_text(var: Variable, depth: int = 6) -> str:
 
 def _graph_text_fg(fgraph: FunctionGraph) -> str:
     try:
-        from arignote.printing import debugprint
-
         return str(debugprint(fgraph, file="str")).rstrip()
     except Exception:
         return str(fgraph)

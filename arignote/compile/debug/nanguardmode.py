@@ -36,6 +36,7 @@ from arignote.compile.debug.describe import _graph_text, _site, _summary
 from arignote.compile.mode import Mode, predefined_linkers
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.fg import FunctionGraph
+from arignote.link.python import python_thunk
 from arignote.link.vm import VM, VMLinker
 
 __all__ = ["NanGuardError", "NanGuardLinker", "NanGuardMode", "contains_inf", "contains_nan"]
@@ -203,11 +204,11 @@ class _Guard:
 
 
 class _GuardThunk:
-    """A node's own thunk, then the check of its float outputs."""
+    """A node's thunk (the Python backend's), then the check of its float outputs."""
 
     def __init__(self, node: Apply, storage_map: dict, compute_map: dict, guard: _Guard):
         self.node = node
-        self.real = node.op.make_thunk(node, storage_map, compute_map, [], None)
+        self.real = python_thunk(node.op, node, storage_map, compute_map, [], None)
         self.lazy = bool(getattr(self.real, "lazy", False))
         self.in_cells = [storage_map[v] for v in node.inputs]
         self.out_cells = [storage_map[v] for v in node.outputs]

@@ -6,11 +6,14 @@ function records each call, and the compiler records how long each stage took.
 ``f.profile.summary()`` prints it all as tables: per Op class, per Op, per Apply node,
 memory, compile time.
 
-Never silently slow: each node says which implementation ran it (``perform``, the
-reference Python path, for now), and a node whose Op has no fast implementation in any
-registered backend is flagged with ``*``, so the profile shows which nodes are on the slow
-path. Backends declare what they can run with :func:`register_fast_impl`, and say which
-implementation a node got with :meth:`ProfileStats.record_impl`.
+Never silently slow: each node says which implementation ran it (``python``: a thunk
+registered with the Python backend, :mod:`arignote.link.python`; ``make_thunk``: the Op's
+own thunk; ``perform``: the generic thunk over ``perform``), and a node that ran through
+``perform`` because no registered backend has a fast implementation of its Op is flagged
+with ``*``, so the profile shows which nodes are on the slow path. The Python backend is
+asked about every node; other backends declare what they can run with
+:func:`register_fast_impl`, and say which implementation a node got with
+:meth:`ProfileStats.record_impl`.
 
 >>> import numpy as np
 >>> import arignote, arignote.tensor as pt
@@ -33,14 +36,15 @@ from typing import IO, Any
 
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.type import Type
+from arignote.link import python as python_backend
 
 __all__ = ["ProfileStats", "fast_impls", "register_fast_impl"]
 
-#: the implementation that runs a node unless a backend says otherwise
-PERFORM = "perform"
+#: the implementation of a node that runs through the generic ``perform`` thunk
+PERFORM = python_backend.PERFORM
 
 # backend name -> predicate(op) telling whether that backend has a fast implementation
-_FAST_IMPLS: dict[str, Callable[[Any], bool]] = {}
+_FAST_IMPLS: dict[str, Callable[[Any], bool]] = {python_backend.PYTHON: python_backend.has_fast_impl}
 
 
 def register_fast_impl(backend: str, has_impl: Callable[[Any], bool]) -> None:
@@ -148,7 +152,8 @@ class ProfileStats:
         self.n_compiles = 0
         #: shape info (``Type.get_shape_info``) of each variable, from the latest run
         self.variable_shape: dict[Variable, Any] = {}
-        #: the implementation that ran each node, where a backend said (else ``perform``)
+        #: the implementation that ran each node, where a backend said (else the Python
+        #: backend's, :meth:`impl_of`)
         self.apply_impl: dict[Apply, str] = {}
         # node -> [seconds, calls], in the order the nodes first ran
         self._acc: dict[Apply, list] = {}
@@ -262,8 +267,12 @@ class ProfileStats:
         return math.fsum(acc[0] for acc in self._acc.values())
 
     def impl_of(self, node: Apply) -> str:
-        """The implementation that ran ``node``."""
-        return self.apply_impl.get(node, PERFORM)
+        """The implementation that ran ``node``: what a backend recorded
+        (:meth:`record_impl`), else what the Python backend runs it on
+        (:func:`arignote.link.python.impl_name`: ``python``, ``make_thunk`` or
+        ``perform``)."""
+        impl = self.apply_impl.get(node)
+        return impl if impl is not None else python_backend.impl_name(node.op)
 
     def is_slow(self, node: Apply) -> bool:
         """Whether ``node`` runs through ``perform`` because no backend has a fast

@@ -20,6 +20,7 @@ from arignote.compile.mode import RewriteQuery
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.features import Feature
 from arignote.graph.fg import FunctionGraph
+from arignote.link.python import python_thunk
 from arignote.link.vm import VM, VMLinker
 
 __all__ = ["DebugRewriteQuery", "graph_signature"]
@@ -166,8 +167,9 @@ def _clone(fgraph: FunctionGraph) -> tuple[FunctionGraph, dict]:
 
 
 def _run_node(node: Apply, values: list[Any]) -> list[Any]:
-    """The outputs of ``node`` on input ``values`` through its own thunk, in scratch cells
-    (inputs of an Op that destroys some are copied first)."""
+    """The outputs of ``node`` on input ``values`` through the Python backend's thunk (the
+    one the function runs), in scratch cells (inputs of an Op that destroys some are
+    copied first)."""
     if getattr(node.op, "destroy_map", None):
         values = [_copy(v) for v in values]
     storage: dict = {v: [val] for v, val in zip(node.inputs, values)}
@@ -175,7 +177,7 @@ def _run_node(node: Apply, values: list[Any]) -> list[Any]:
     for out in node.outputs:
         storage[out] = [None]
         computed[out] = [False]
-    thunk = node.op.make_thunk(node, storage, computed, [], None)
+    thunk = python_thunk(node.op, node, storage, computed, [], None)
     for _ in range(len(node.inputs) + 2):  # a lazy thunk asks again until it is done
         if not thunk():
             break

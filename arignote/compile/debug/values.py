@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Variable
+from arignote.graph.type import Type
 
 #: the ways ``check_preallocated_output`` can fill output cells before ``perform`` runs
 PREALLOCATED_KINDS = ("initial", "previous", "c_contiguous", "f_contiguous", "strided", "wrong_size")
@@ -32,8 +33,6 @@ def _is_immutable(value: Any) -> bool:
 
 
 def _overrides(type_: Any, name: str) -> bool:
-    from arignote.graph.type import Type
-
     fn = getattr(type(type_), name, None)
     return fn is not None and fn is not getattr(Type, name)
 

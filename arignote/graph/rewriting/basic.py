@@ -3,8 +3,9 @@
 A node rewriter is a small function ``rewrite(fgraph, node)`` that returns ``None``/
 ``False`` (no change), a list of replacements for ``node.outputs``, or a dict
 ``{old_variable: new_variable}``. It says which Ops it concerns (``tracks``) so the
-engine only offers it matching nodes, and every application is attributable: with
-``config.trace_rewrites`` the engine prints which rule fired and where it is defined.
+engine only offers it matching nodes (the rules of a pass are indexed by Op type:
+:class:`~arignote.graph.rewriting.db.RulesByOp`), and every application is attributable:
+with ``config.trace_rewrites`` the engine prints which rule fired and where it is defined.
 
 >>> import arignote.tensor as pt
 >>> from arignote.graph.fg import FunctionGraph
@@ -25,9 +26,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from arignote.configdefaults import config
-from arignote.graph.basic import Apply, AtomicVariable, Variable
+from arignote.graph.basic import Apply, AtomicVariable, Constant, Variable
 from arignote.graph.features import Feature
 from arignote.graph.fg import FunctionGraph, Output
+from arignote.graph.rewriting.db import RulesByOp, register_rewrite
 
 __all__ = [
     "NodeRewriter",
@@ -56,6 +58,7 @@ class NodeRewriter:
             self.where = "<unknown>"
 
     def applies_to(self, node: Apply) -> bool:
+        """Whether ``node``'s Op is one this rule tracks (the engine asks a :class:`RulesByOp`)."""
         if self.tracks is None:
             return True
         op = node.op
@@ -94,14 +97,17 @@ def _as_replacements(rule: NodeRewriter, node: Apply, result: Any) -> list[tuple
 
 
 def apply_node_rewriters(
-    fgraph: FunctionGraph, rewriters: Sequence[NodeRewriter], max_passes: int = 50
+    fgraph: FunctionGraph, rewriters: Sequence[NodeRewriter] | RulesByOp, max_passes: int = 50
 ) -> int:
     """Apply ``rewriters`` until none fires; returns how many replacements were made.
 
     A worklist of nodes: only nodes a change created (and the clients of replaced
-    variables) are revisited, never the whole graph per change.
+    variables) are revisited, never the whole graph per change. Each node is offered
+    only the rules tracking its Op's type (``rewriters`` indexed once per call, unless
+    given as a :class:`RulesByOp`), in the order of ``rewriters``.
     """
-    if not rewriters:
+    rules = rewriters if isinstance(rewriters, RulesByOp) else RulesByOp(rewriters)
+    if not len(rules):
         return 0
     count = 0
     worklist = deque(fgraph.toposort())
@@ -111,7 +117,7 @@ def apply_node_rewriters(
     fgraph.attach_feature(imported)
     try:
         while worklist:
-            count += _rewrite_one(fgraph, rewriters, worklist, queued, imported)
+            count += _rewrite_one(fgraph, rules, worklist, queued, imported)
             if count > budget:
                 raise RewriteError(f"rewriting did not settle after {max_passes} passes")
     finally:
@@ -132,7 +138,7 @@ class _ImportedNodes(Feature):
 
 def _rewrite_one(
     fgraph: FunctionGraph,
-    rewriters: Sequence[NodeRewriter],
+    rules: RulesByOp,
     worklist: deque,
     queued: set,
     imported: _ImportedNodes,
@@ -142,8 +148,9 @@ def _rewrite_one(
     queued.discard(node)
     if node not in fgraph.apply_nodes:
         return 0
-    for rule in rewriters:
-        if not rule.applies_to(node):
+    op = node.op
+    for rule, instances in rules.for_op_type(type(op)):
+        if instances is not None and not any(op == t for t in instances):
             continue
         result = _transform(rule, fgraph, node)
         if not result:
@@ -230,12 +237,11 @@ def merge_graph(fgraph: FunctionGraph) -> int:
     return merges
 
 
+@register_rewrite("canonicalize", "fast_run", "fast_compile")
 @node_rewriter(None)
 def constant_folding(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """A node whose inputs are all constants is computed once, at compile time, and
     replaced by constants (unless its Op's ``do_constant_folding`` says no)."""
-    from arignote.graph.basic import Constant
-
     if not node.inputs or not all(isinstance(i, Constant) for i in node.inputs):
         return None
     if not node.op.do_constant_folding(fgraph, node):

@@ -24,15 +24,15 @@ from typing import Any, Literal
 import numpy as np
 
 from arignote.graph.basic import Variable
-from arignote.tensor.basic import (
+from arignote.tensor.conversion import (
     NotScalarConstantError,
     as_tensor_variable,
     get_underlying_scalar_constant_value,
 )
-from arignote.tensor.math import sqrt
 from arignote.tensor.random.op import RandomVariable, _vector_entries
 from arignote.tensor.random.utils import normalize_size_param, static_size_entries
 from arignote.tensor.shape import ShapeError, shape, shape_i, shape_tuple, specify_shape
+from arignote.tensor.ufuncs import sqrt
 
 __all__ = [
     "bernoulli",

@@ -38,13 +38,14 @@ import numpy as np
 from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import Output
+from arignote.graph.null_type import disconnected_type
 from arignote.graph.op import Op
+from arignote.graph.replace import register_batch_rule
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import register_rewrite
-from arignote.tensor.basic import as_tensor_variable, expand_dims
-from arignote.tensor.batching import batch_length, register_batch_rule
+from arignote.tensor.axes import expand_dims
 from arignote.tensor.blockwise import _broadcast_static, parse_gufunc_signature
-from arignote.tensor.math import eq, switch
+from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.random.type import RandomType, random_generator_type
 from arignote.tensor.random.utils import (
     copy_generator,
@@ -52,9 +53,10 @@ from arignote.tensor.random.utils import (
     normalize_size_param,
     static_size_entries,
 )
-from arignote.tensor.shape import ShapeError, _no_grad, shape_tuple
+from arignote.tensor.shape import ShapeError, batch_length, shape_tuple
 from arignote.tensor.type import TensorType
 from arignote.tensor.type_other import NoneConst, NoneTypeT
+from arignote.tensor.ufuncs import eq, switch
 
 __all__ = ["DefaultGeneratorMakerOp", "RNGConsumerOp", "RandomVariable", "default_rng"]
 
@@ -477,12 +479,12 @@ class RandomVariable(RNGConsumerOp):
     def pullback(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
-        return [_no_grad() for _ in inputs]
+        return [disconnected_type() for _ in inputs]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        return [_no_grad() for _ in outputs]
+        return [disconnected_type() for _ in outputs]
 
 
 def _vector_entries(v: Variable) -> list:
@@ -536,7 +538,7 @@ class DefaultGeneratorMakerOp(Op):
     def pullback(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
-        return [_no_grad()]
+        return [disconnected_type()]
 
 
 default_rng = DefaultGeneratorMakerOp()

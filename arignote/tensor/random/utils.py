@@ -28,11 +28,11 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Constant, Variable
-from arignote.tensor.basic import (
+from arignote.tensor.axes import expand_dims
+from arignote.tensor.conversion import (
     NotScalarConstantError,
     as_tensor_variable,
     constant,
-    expand_dims,
     get_underlying_scalar_constant_value,
 )
 from arignote.tensor.shape import MakeVector, make_vector

@@ -18,7 +18,7 @@ def upcast_constant_inputs(fgraph: FunctionGraph, node: Apply) -> list[Variable]
     """Give constant inputs the dtype the Elemwise computes in anyway (``x + 1`` with a
     float64 ``x``: the int8 constant 1 becomes the float64 constant 1.0), when the value
     converts exactly. Later rules then see one dtype; nothing computes differently."""
-    from arignote.tensor.basic import constant
+    from arignote.tensor.conversion import constant
 
     (out,) = node.outputs if len(node.outputs) == 1 else (None,)
     if out is None:

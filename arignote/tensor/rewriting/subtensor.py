@@ -29,7 +29,7 @@ def _shape_entry(node: Apply) -> tuple[Variable, int] | None:
 @node_rewriter([Subtensor])
 def local_subtensor_of_static_shape(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``Shape(x)[i]`` where ``x``'s length ``i`` is static: that length, as a constant."""
-    from arignote.tensor.basic import constant
+    from arignote.tensor.conversion import constant
 
     entry = _shape_entry(node)
     if entry is None:

@@ -33,15 +33,16 @@ from typing import Any, Literal
 import numpy as np
 
 from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
 from arignote.scalar.type import upcast
-from arignote.tensor.basic import as_tensor_variable
 from arignote.tensor.blockwise import blockwise_apply
-from arignote.tensor.math import maximum, minimum
+from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.products import _product_rule
-from arignote.tensor.shape import _disconnected, _grad_like, _no_grad, dim_length
+from arignote.tensor.shape import _grad_like, dim_length
 from arignote.tensor.subtensor import flip
 from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import maximum, minimum
 from arignote.tensor.variable import TensorVariable
 
 __all__ = ["Convolve1d", "Convolve2d", "convolve1d", "convolve2d"]
@@ -183,8 +184,8 @@ class _Convolve(Op):
         with the other input reversed."""
         x, h = inputs
         g = output_grads[0]
-        if _disconnected(g):
-            return [_no_grad(), _no_grad()]
+        if is_disconnected(g):
+            return [disconnected_type(), disconnected_type()]
         g = as_tensor_variable(g)
         widths = self._full_pad(x, h)
         if any(not (isinstance(w, int) and w == 0) for pair in widths for w in pair):

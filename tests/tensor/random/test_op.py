@@ -11,8 +11,8 @@ import arignote.tensor as pt
 from arignote.compile.io import In
 from arignote.gradient import DisconnectedInputError, Rop, grad, jacobian
 from arignote.graph.basic import Variable
+from arignote.graph.replace import batch_graph
 from arignote.printing import debugprint
-from arignote.tensor.batching import vectorize_graph
 from arignote.tensor.random.basic import NormalRV
 from arignote.tensor.random.op import RandomVariable, default_rng, parse_signature
 from arignote.tensor.random.type import random_generator_type
@@ -346,16 +346,16 @@ def test_vectorize_graph_batches_parameters():
     x, xs = pt.dscalar("x"), pt.dvector("xs")
     centres = np.array([0.0, 100.0, 1000.0])
     y = pt.random.normal(x, 1e-3, size=(2,), rng=rng)
-    (yb,) = vectorize_graph([y], {x: xs})
+    (yb,) = batch_graph([y], {x: xs})
     assert yb.type.ndim == 2
     np.testing.assert_allclose(yb.eval({xs: centres}), np.repeat(centres[:, None], 2, axis=1), atol=0.05)
     y2 = pt.random.normal(x, np.full(2, 1e-3), rng=rng)  # an unbatched parameter with a batch dimension
-    (yb2,) = vectorize_graph([y2], {x: xs})
+    (yb2,) = batch_graph([y2], {x: xs})
     assert yb2.type.shape == (None, 2)
     np.testing.assert_allclose(yb2.eval({xs: centres}), np.repeat(centres[:, None], 2, axis=1), atol=0.05)
     m, ms = pt.dvector("m"), pt.dmatrix("ms")
     z = pt.random.multivariate_normal(m, 1e-6 * np.eye(2), rng=rng)
-    (zb,) = vectorize_graph([z], {m: ms})
+    (zb,) = batch_graph([z], {m: ms})
     np.testing.assert_allclose(zb.eval({ms: np.array([[1.0, 2.0], [3.0, 4.0]])}), [[1, 2], [3, 4]], atol=0.05)
 
 

@@ -1,7 +1,8 @@
-"""The thunks of Elemwise, DimShuffle and CAReduce (``make_thunk``) compute what their
-``perform`` computes: the same values, dtypes, shapes and strides, the same aliasing
-(none, or the declared view / in-place target), the same errors; they keep the
-storage-cell protocol and fall back to ``perform`` where a subclass redefines it."""
+"""The Python backend's thunks of Elemwise, DimShuffle and CAReduce (``python_thunk``)
+compute what their ``perform`` computes: the same values, dtypes, shapes and strides, the
+same aliasing (none, or the declared view / in-place target), the same errors; they keep
+the storage-cell protocol and fall back to ``perform`` where a subclass redefines it (and
+to the Op's own ``make_thunk`` where a subclass overrides that)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,15 @@ import pytest
 import arignote
 import arignote.scalar as ps
 import arignote.tensor as pt
+from arignote.graph.basic import Apply
 from arignote.graph.op import Op
+from arignote.link.python import has_fast_impl, impl_name, python_thunk, registered_ops
 from arignote.scalar.composite import Composite
 from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
-from arignote.tensor.math import Max, Min, Prod, Sum
+from arignote.tensor.products import dot
+from arignote.tensor.reductions import Max, Min, Prod, Sum, max
 from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import exp
 
 
 def _run(op, node, values, thunk, compute_map=True):
@@ -29,7 +34,7 @@ def _run(op, node, values, thunk, compute_map=True):
         computed[out] = [False]
     try:
         if thunk:
-            op.make_thunk(node, storage, computed if compute_map else None, [])()
+            python_thunk(op, node, storage, computed if compute_map else None, [])()
             if compute_map:
                 assert all(computed[out][0] for out in node.outputs)
         else:
@@ -158,7 +163,7 @@ def test_elemwise_thunk_in_place(sop, pattern):
     values = [np.arange(1.0, 4.0) for _ in node.inputs]
     storage = {v: [x] for v, x in zip(node.inputs, values)}
     storage[node.outputs[0]] = [None]
-    op.make_thunk(node, storage, None, [])()
+    python_thunk(op, node, storage, None, [])()
     (i,) = pattern.values()
     assert storage[node.outputs[0]][0] is values[i]
     ref = [np.arange(1.0, 4.0) for _ in node.inputs]
@@ -224,7 +229,7 @@ def test_thunk_attributes_and_fallback_to_perform():
         node = op.make_node(x) if not isinstance(op, Sum) else op.make_node(x).op.make_node(x)
         storage = {x: [np.arange(3.0)], node.outputs[0]: [None]}
         computed = {x: [True], node.outputs[0]: [False]}
-        thunk = node.op.make_thunk(node, storage, computed, [])
+        thunk = python_thunk(node.op, node, storage, computed, [])
         assert thunk.inputs == [storage[x]] and thunk.inputs[0] is storage[x]
         assert thunk.outputs[0] is storage[node.outputs[0]]
         assert thunk.lazy is False
@@ -234,7 +239,7 @@ def test_thunk_attributes_and_fallback_to_perform():
         node.op.perform(node, [np.arange(3.0)], ref)
         np.testing.assert_array_equal(storage[node.outputs[0]][0], ref[0][0])
     with pytest.raises(ValueError, match="no implementation 'c'"):
-        Elemwise(ps.exp).make_thunk(node, storage, computed, [], impl="c")
+        python_thunk(Elemwise(ps.exp), node, storage, computed, [], impl="c")
 
 
 def test_compiled_functions_keep_their_errors_and_aliasing():
@@ -251,7 +256,7 @@ def test_compiled_functions_keep_their_errors_and_aliasing():
     h = arignote.function([x], x.dimshuffle("x", 0))
     out = h(a)
     assert out.shape == (1, 3) and not np.shares_memory(out, a)
-    s = arignote.function([x], pt.exp(x).sum())
+    s = arignote.function([x], exp(x).sum())
     assert isinstance(s(a), np.ndarray) and s(a).shape == ()
     z = pt.dscalar("z")
     k = arignote.function([z], z + 1)
@@ -263,14 +268,117 @@ def test_a_thunk_that_leaves_an_output_unset_is_still_reported():
         __props__ = ()
 
         def make_node(self, x):
-            from arignote.graph.basic import Apply
-
             return Apply(self, [x], [x.type()])
 
         def perform(self, node, inputs, output_storage):
             pass
 
     x = pt.dvector("x")
-    f = arignote.function([x], Forgetful()(pt.exp(x)))
+    f = arignote.function([x], Forgetful()(exp(x)))
     with pytest.raises(ValueError, match="did not set output 0"):
         f(np.ones(3))
+
+
+# -- the dispatcher -------------------------------------------------------------------------
+
+
+def test_the_three_families_are_registered():
+    assert {Elemwise, DimShuffle, CAReduce} <= set(registered_ops())
+    x = pt.dvector("x")
+    for var in (exp(x), x.dimshuffle("x", 0), x.sum(), max(x)):
+        assert has_fast_impl(var.owner.op) and impl_name(var.owner.op) == "python"
+    assert not has_fast_impl(dot(pt.dmatrix(), pt.dmatrix()).owner.op)
+    assert impl_name(dot(pt.dmatrix(), pt.dmatrix()).owner.op) == "perform"
+
+
+def _cells(node, values):
+    storage = {v: [x] for v, x in zip(node.inputs, values)}
+    computed = {v: [True] for v in node.inputs}
+    for out in node.outputs:
+        storage[out] = [None]
+        computed[out] = [False]
+    return storage, computed
+
+
+def test_a_subclass_redefining_perform_runs_its_perform():
+    class Doubled(Elemwise):
+        def perform(self, node, inputs, output_storage):
+            super().perform(node, inputs, output_storage)
+            output_storage[0][0] = output_storage[0][0] * 2
+
+    op = Doubled(ps.exp)
+    assert not has_fast_impl(op) and impl_name(op) == "perform"
+    x = pt.dvector("x")
+    node = op.make_node(x)
+    storage, computed = _cells(node, [np.zeros(2)])
+    python_thunk(op, node, storage, computed, [])()
+    np.testing.assert_array_equal(storage[node.outputs[0]][0], [2.0, 2.0])
+    f = arignote.function([x], op(x), mode=arignote.Mode(optimizer=None))
+    np.testing.assert_array_equal(f(np.zeros(2)), [2.0, 2.0])
+
+
+def test_an_op_s_own_make_thunk_wins_over_the_registration():
+    calls = []
+
+    class OwnThunk(Elemwise):
+        def make_thunk(self, node, storage_map, compute_map, no_recycling, impl=None):
+            calls.append(node)
+            (i0,), (o0,) = [storage_map[v] for v in node.inputs], [storage_map[v] for v in node.outputs]
+
+            def thunk():
+                o0[0] = i0[0] + 100.0
+                if compute_map is not None:
+                    compute_map[node.outputs[0]][0] = True
+
+            return thunk
+
+    op = OwnThunk(ps.exp)
+    assert not has_fast_impl(op) and impl_name(op) == "make_thunk"
+    x = pt.dvector("x")
+    f = arignote.function([x], op(x), mode=arignote.Mode(optimizer=None))
+    np.testing.assert_array_equal(f(np.zeros(2)), [100.0, 100.0])
+    assert calls
+
+
+def test_outputs_not_to_recycle_get_the_generic_thunk():
+    op = Elemwise(ps.exp)
+    node = op.make_node(pt.dvector("x"))
+    storage, computed = _cells(node, [np.zeros(2)])
+    thunk = python_thunk(op, node, storage, computed, [node.outputs[0]])
+    assert not getattr(thunk, "sets_outputs", False)  # the generic one, which clears the cell
+    storage[node.outputs[0]][0] = np.full(2, 7.0)
+    thunk()
+    np.testing.assert_array_equal(storage[node.outputs[0]][0], [1.0, 1.0])
+
+
+def test_op_make_thunk_of_the_families_is_the_generic_perform_thunk():
+    """``Op.make_thunk`` (public API) still computes the node, through ``perform``."""
+    x = pt.dvector("x")
+    for var in (exp(x), x.dimshuffle("x", 0), x.sum()):
+        node = var.owner
+        storage, computed = _cells(node, [np.arange(3.0)])
+        node.op.make_thunk(node, storage, computed, [])()
+        fast_storage, fast_computed = _cells(node, [np.arange(3.0)])
+        python_thunk(node.op, node, fast_storage, fast_computed, [])()
+        _same(storage[node.outputs[0]][0], fast_storage[node.outputs[0]][0], [])
+        assert computed[node.outputs[0]] == [True]
+
+
+def test_the_default_is_the_op_s_make_thunk():
+    class Twice(Op):
+        __props__ = ()
+
+        def make_node(self, x):
+            return Apply(self, [x], [x.type()])
+
+        def perform(self, node, inputs, output_storage):
+            output_storage[0][0] = inputs[0] * 2
+
+    op = Twice()
+    assert Twice not in registered_ops() and impl_name(op) == "perform"
+    node = op.make_node(pt.dvector("x"))
+    storage, computed = _cells(node, [np.ones(2)])
+    python_thunk(op, node, storage, computed, [])()
+    np.testing.assert_array_equal(storage[node.outputs[0]][0], [2.0, 2.0])
+    with pytest.raises(ValueError, match="no implementation 'c'"):
+        python_thunk(op, node, storage, computed, [], "c")

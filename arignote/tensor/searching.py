@@ -1,15 +1,12 @@
-"""More of ``pytensor.tensor.extra_ops``: ``searchsorted``, ``unique`` and ``bincount`` (Ops
-over NumPy's own), and ``diff``, ``compress``, ``bartlett``, ``geomspace``, ``logspace``
-(composed of existing Ops). :class:`CheckValues` is the run-time check the composed
-functions use to reject bad values with a clear error.
+"""Searching and counting: ``nonzero``/``flatnonzero``/``nonzero_values``,
+``searchsorted``, ``compress``, ``bincount`` and ``unique``. PyTensor's path for them is
+:mod:`arignote.tensor.extra_ops` (``nonzero`` also :mod:`arignote.tensor.basic`).
 
 >>> import numpy as np
 >>> import arignote.tensor as pt
 >>> x = pt.dvector("x")
 >>> pt.searchsorted(x, [0.5, 2.5]).eval({x: np.array([0.0, 1.0, 2.0, 3.0])})
 array([1, 3])
->>> pt.bincount(pt.constant(np.array([0, 2, 2]))).eval()
-array([1, 0, 2])
 """
 
 from __future__ import annotations
@@ -19,106 +16,38 @@ from typing import Any
 
 import numpy as np
 
-import arignote.tensor as pt
-from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
-from arignote.tensor.basic import as_tensor_variable
-from arignote.tensor.batching import register_batch_rule
+from arignote.graph.replace import register_batch_rule
+from arignote.tensor.alloc import zeros_like
+from arignote.tensor.axes import expand_dims, moveaxis
+from arignote.tensor.checks import _is_int
+from arignote.tensor.conversion import as_tensor_variable, constant
 from arignote.tensor.elemwise import normalize_axis
-from arignote.tensor.shape import _disconnected, _grad_like, _no_grad, _zero_grad, shape, shape_i
+from arignote.tensor.join import concatenate, stack
+from arignote.tensor.ranges import arange
+from arignote.tensor.reductions import max as tensor_max
+from arignote.tensor.reductions import sum as tensor_sum
+from arignote.tensor.shape import _grad_like, _zero_grad, flatten, reshape, shape, shape_i
+from arignote.tensor.subtensor import inc_subtensor
+from arignote.tensor.subtensor_advanced import take
 from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import cast, maximum, neq
 
-# The other tensor modules are used through ``pt`` when a graph is built, not at import.
-__all__ = ["searchsorted", "unique", "bincount", "diff", "compress", "bartlett", "geomspace", "logspace"]
-
-
-def _is_int(v: Variable, bool_ok: bool = False) -> bool:
-    return np.dtype(v.type.dtype).kind in ("biu" if bool_ok else "iu")
-
-
-# --- CheckValues ---------------------------------------------------------------------------
-
-
-class CheckValues(Op):
-    """``x`` unchanged (a view), once ``cond`` is true everywhere; otherwise a ValueError
-    that starts with ``message``. When ``cond`` has ``x``'s shape the error shows the first
-    offending values of ``x`` and where they are.
-
-    The composed functions of this package check their inputs with it where NumPy raises
-    (``bincount`` of negative values, ``choose`` with an invalid index, ...).
-    """
-
-    __props__ = ("message",)
-    view_map = {0: [0]}
-
-    def __init__(self, message: str):
-        self.message = str(message)
-
-    def make_node(self, x: Any, cond: Any) -> Apply:
-        x, cond = as_tensor_variable(x), as_tensor_variable(cond)
-        if cond.type.dtype != "bool":
-            raise TypeError(f"{self}: the condition must be a bool tensor, got {cond} of Type {cond.type}")
-        return Apply(self, [x, cond], [x.type()])
-
-    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
-        x, cond = inputs
-        if not np.all(cond):
-            detail = ""
-            if np.shape(cond) == np.shape(x) and np.ndim(x):
-                where = np.argwhere(~np.asarray(cond))[:3]
-                shown = ", ".join(f"{x[tuple(w)]!r} at {tuple(int(i) for i in w)}" for w in where)
-                detail = f"; got {shown}"
-            elif np.shape(cond) == np.shape(x):
-                detail = f"; got {x!r}"
-            raise ValueError(f"{self.message}{detail}")
-        output_storage[0][0] = x
-
-    def do_constant_folding(self, fgraph: Any, node: Apply) -> bool:
-        return False  # a failing check on constants must fail when the function runs
-
-    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
-        return [shapes[0]]
-
-    def connection_pattern(self, node: Apply) -> list[list[bool]]:
-        return [[True], [False]]
-
-    def pullback(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
-    ) -> list:
-        """The cotangent passes through; the condition is disconnected."""
-        return [output_grads[0], _no_grad()]
-
-    def pushforward(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
-    ) -> list:
-        return [_no_grad() if _disconnected(eval_points[0]) else eval_points[0]]
-
-    def __str__(self) -> str:
-        return "CheckValues"
-
-
-@register_batch_rule(CheckValues)
-def _batch_check_values(op: CheckValues, node: Apply, args: list, flags: list) -> list:
-    return [(op(*args), flags[0])]  # the condition is checked as a whole, batched or not
-
-
-def check_values(x: Any, cond: Any, message: str) -> Variable:
-    """``x``, checked at run time: a ValueError starting with ``message`` unless ``cond``
-    holds everywhere. A condition computed from constants only is checked at once (the
-    error then comes when the graph is built)."""
-    from arignote.graph.traversal import graph_inputs
-
-    x, cond = as_tensor_variable(x), as_tensor_variable(cond)
-    if all(isinstance(v, Constant) for v in graph_inputs([cond])):
-        value = cond.data if isinstance(cond, Constant) else cond.eval()
-        if not np.all(value):
-            raise ValueError(message)
-        return x
-    return CheckValues(message)(x, cond)
-
-
-# --- searchsorted --------------------------------------------------------------------------
+__all__ = [
+    "Bincount",
+    "Nonzero",
+    "SearchsortedOp",
+    "Unique",
+    "bincount",
+    "compress",
+    "flatnonzero",
+    "nonzero",
+    "nonzero_values",
+    "searchsorted",
+    "unique",
+]
 
 
 class SearchsortedOp(Op):
@@ -169,12 +98,12 @@ class SearchsortedOp(Op):
     ) -> list:
         """Zero for ``x`` and ``v``: the positions are a step function of them. The sorter
         is disconnected."""
-        return [_zero_grad(inputs[0]), _zero_grad(inputs[1])] + [_no_grad()] * (len(inputs) - 2)
+        return [_zero_grad(inputs[0]), _zero_grad(inputs[1])] + [disconnected_type()] * (len(inputs) - 2)
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        return [_no_grad()]  # integer positions do not move
+        return [disconnected_type()]  # integer positions do not move
 
     def __str__(self) -> str:
         return f"SearchsortedOp{{side={self.side}}}"
@@ -196,9 +125,6 @@ def searchsorted(x: Any, v: Any, side: str = "left", sorter: Any = None) -> Vari
     int64 with ``v``'s shape.
     """
     return SearchsortedOp(side)(x, v, sorter)
-
-
-# --- unique --------------------------------------------------------------------------------
 
 
 class Unique(Op):
@@ -298,15 +224,15 @@ class Unique(Op):
         subgradient where values tie); the integer outputs carry none."""
         (x,) = inputs
         g = output_grads[0]
-        if _is_int(x, bool_ok=True) or _disconnected(g):
+        if _is_int(x, bool_ok=True) or is_disconnected(g):
             return [_zero_grad(x)]
         index = self._first_index(x)
         if self.axis is None:
-            gx = pt.inc_subtensor(pt.zeros_like(pt.flatten(x))[index], g)
-            return [_grad_like(pt.reshape(gx, shape(x)), x)]
-        moved = pt.moveaxis(pt.zeros_like(x), self.axis, 0)
-        gx = pt.inc_subtensor(moved[index], pt.moveaxis(g, self.axis, 0))
-        return [_grad_like(pt.moveaxis(gx, 0, self.axis), x)]
+            gx = inc_subtensor(zeros_like(flatten(x))[index], g)
+            return [_grad_like(reshape(gx, shape(x)), x)]
+        moved = moveaxis(zeros_like(x), self.axis, 0)
+        gx = inc_subtensor(moved[index], moveaxis(g, self.axis, 0))
+        return [_grad_like(moveaxis(gx, 0, self.axis), x)]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
@@ -314,13 +240,13 @@ class Unique(Op):
         """The values move with the first occurrences: ``v`` gathered at their indices."""
         (x,) = inputs
         (v,) = eval_points
-        rest = [_no_grad()] * (len(outputs) - 1)
-        if _disconnected(v) or _is_int(x, bool_ok=True):
-            return [_no_grad(), *rest]
+        rest = [disconnected_type()] * (len(outputs) - 1)
+        if is_disconnected(v) or _is_int(x, bool_ok=True):
+            return [disconnected_type(), *rest]
         index = self._first_index(x)
         if self.axis is None:
-            return [pt.flatten(v)[index], *rest]
-        return [pt.take(v, index, axis=self.axis), *rest]
+            return [flatten(v)[index], *rest]
+        return [take(v, index, axis=self.axis), *rest]
 
     def __str__(self) -> str:
         flags = [n for n in ("return_index", "return_inverse", "return_counts") if getattr(self, n)]
@@ -353,9 +279,6 @@ def unique(
         (axis,) = normalize_axis(axis, ar.type.ndim, "unique: axis")  # type: ignore[misc]
     outs = Unique(return_index, return_inverse, return_counts, axis)(ar, return_list=True)
     return outs[0] if len(outs) == 1 else outs
-
-
-# --- bincount ------------------------------------------------------------------------------
 
 
 class Bincount(Op):
@@ -411,29 +334,29 @@ class Bincount(Op):
     ) -> list:
         """``weights[i]`` lands in bin ``x[i]``: its gradient is ``g[x[i]]``. ``x`` and
         ``minlength`` only place the values (disconnected)."""
-        grads = [_no_grad(), _no_grad()]
+        grads = [disconnected_type(), disconnected_type()]
         if len(inputs) == 3:
             x, _, w = inputs
             g = output_grads[0]
-            if _is_int(w, bool_ok=True) or _disconnected(g):
+            if _is_int(w, bool_ok=True) or is_disconnected(g):
                 grads.append(_zero_grad(w))
             else:
-                grads.append(_grad_like(pt.take(g, x), w))
+                grads.append(_grad_like(take(g, x), w))
         return grads
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
         """Linear in the weights: the bincount of their tangent."""
-        if len(inputs) < 3 or _disconnected(eval_points[2]) or _is_int(inputs[2], bool_ok=True):
-            return [_no_grad()]
+        if len(inputs) < 3 or is_disconnected(eval_points[2]) or _is_int(inputs[2], bool_ok=True):
+            return [disconnected_type()]
         return [self(inputs[0], inputs[1], eval_points[2])]
 
 
 def _bincount_length(x: Variable, minlength: Variable) -> Variable:
     """``max(max(x) + 1, minlength)``, also for an empty ``x``."""
-    top = pt.max(pt.concatenate([pt.cast(x, "int64"), pt.constant(np.array([-1], dtype="int64"))]))
-    return pt.maximum(top + 1, pt.cast(minlength, "int64"))
+    top = tensor_max(concatenate([cast(x, "int64"), constant(np.array([-1], dtype="int64"))]))
+    return maximum(top + 1, cast(minlength, "int64"))
 
 
 @register_batch_rule(Bincount)
@@ -444,10 +367,10 @@ def _batch_bincount(op: Bincount, node: Apply, args: list, flags: list) -> list 
         return None  # the lengths could differ from row to row: looped over (Batched)
     x, minlength, w = args
     length = _bincount_length(x, minlength)
-    rows = pt.shape_i(w, 0)
-    shifted = pt.expand_dims(pt.cast(x, "int64"), 0) + pt.expand_dims(pt.arange(rows) * length, 1)
-    flat = op(pt.flatten(shifted), rows * length, pt.flatten(w))
-    return [(pt.reshape(flat, (rows, length)), True)]
+    rows = shape_i(w, 0)
+    shifted = expand_dims(cast(x, "int64"), 0) + expand_dims(arange(rows) * length, 1)
+    flat = op(flatten(shifted), rows * length, flatten(w))
+    return [(reshape(flat, (rows, length)), True)]
 
 
 def bincount(x: Any, weights: Any = None, minlength: Any = None, assert_nonneg: bool = False) -> Variable:
@@ -462,25 +385,6 @@ def bincount(x: Any, weights: Any = None, minlength: Any = None, assert_nonneg: 
     return Bincount()(x, 0 if minlength is None else minlength, weights)
 
 
-# --- diff, compress ------------------------------------------------------------------------
-
-
-def diff(x: Any, n: int = 1, axis: int = -1) -> Variable:
-    """The ``n``-th discrete difference along ``axis`` (``numpy.diff``): ``x[i+1] - x[i]``
-    applied ``n`` times (``!=`` for bools, as NumPy)."""
-    x = as_tensor_variable(x)
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
-        raise ValueError(f"diff: order n must be a non-negative int, got {n!r}")
-    if x.type.ndim == 0:
-        raise ValueError(f"diff: input must be at least one dimensional, got the 0-d {x}")
-    (axis,) = normalize_axis(axis, x.type.ndim, "diff: axis")  # type: ignore[misc]
-    head = tuple(slice(None) if d != axis else slice(1, None) for d in range(x.type.ndim))
-    tail = tuple(slice(None) if d != axis else slice(None, -1) for d in range(x.type.ndim))
-    for _ in range(int(n)):
-        x = pt.neq(x[head], x[tail]) if x.type.dtype == "bool" else x[head] - x[tail]
-    return x
-
-
 def compress(condition: Any, x: Any, axis: int | None = None) -> Variable:
     """The slices of ``x`` along ``axis`` (elements of the flattened ``x`` if None) where
     the vector ``condition`` is true (``numpy.compress``). A ``condition`` shorter than
@@ -488,96 +392,71 @@ def compress(condition: Any, x: Any, axis: int | None = None) -> Variable:
     condition = as_tensor_variable(condition)
     if condition.type.ndim != 1:
         raise ValueError(f"compress: condition must be a vector, got {condition} of Type {condition.type}")
-    return pt.take(x, pt.flatnonzero(condition), axis=axis)
+    return take(x, flatnonzero(condition), axis=axis)
 
 
-# --- windows and spacings ------------------------------------------------------------------
+def nonzero_values(a: Any) -> Variable:
+    """The nonzero elements of ``a``, in the order of the flattened ``a``
+    (``a.flatten()[flatnonzero(a)]``)."""
+    a = as_tensor_variable(a)
+    return flatten(a)[flatnonzero(a)]
 
 
-def bartlett(M: Any) -> Variable:
-    """The Bartlett (triangular) window of ``M`` points, peaking at 1 in the middle and 0
-    at both ends (``numpy.bartlett``): float64; empty for ``M < 1``, ``[1.0]`` for 1."""
-    M = as_tensor_variable(M)
-    if M.type.ndim != 0 or not _is_int(M):
-        raise TypeError(f"bartlett: M must be an integer scalar, got {M} of Type {M.type}")
-    M = pt.cast(M, "int64")
-    n = pt.cast(pt.arange(pt.maximum(M, 0)), "float64")
-    half = pt.cast(pt.maximum(M - 1, 1), "float64") / 2.0
-    window = 1.0 - pt.abs(n - half) / half
-    return pt.switch(pt.gt(M, 1), window, 1.0)
+class Nonzero(Op):
+    """The indices of the nonzero elements: one int64 vector per input dimension, as
+    ``numpy.nonzero`` returns them (NaN counts as nonzero). 0-d inputs are an error."""
+
+    __props__ = ()
+
+    def make_node(self, a: Any) -> Apply:
+        a = as_tensor_variable(a)
+        if a.type.ndim == 0:
+            raise ValueError(f"Nonzero: input {a} is 0-d ({a.type}); only tensors of 1 or more dimensions")
+        return Apply(self, [a], [TensorType("int64", (None,))() for _ in range(a.type.ndim)])
+
+    def perform(self, node: Apply, inputs: Sequence[np.ndarray], output_storage: list[list[Any]]) -> None:
+        for cell, idx in zip(output_storage, np.nonzero(inputs[0])):
+            cell[0] = idx.astype("int64", copy=False)
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        count = tensor_sum(neq(node.inputs[0], 0), dtype="int64")
+        return [(count,)] * len(node.outputs)
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[False] * len(node.outputs)]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """No gradient: the outputs are positions, not values of the input."""
+        return [disconnected_type()]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        return [disconnected_type() for _ in outputs]
 
 
-def _stop_num(stop: Any, end: Any, num: Any, steps: Any, what: str) -> tuple[Any, Any]:
-    """``stop``/``num`` or their old names ``end``/``steps`` (not both)."""
-    if end is not None:
-        if stop is not None:
-            raise TypeError(f"{what}: give stop or end (its old name), not both")
-        stop = end
-    if steps is not None:
-        num = steps
-    if stop is None:
-        raise TypeError(f"{what}: missing the stop value")
-    return stop, num
+_nonzero = Nonzero()
 
 
-def logspace(
-    start: Any,
-    stop: Any = None,
-    num: Any = 50,
-    base: Any = 10.0,
-    endpoint: bool = True,
-    dtype: Any = None,
-    axis: int = 0,
-    end: Any = None,
-    steps: Any = None,
-) -> Variable:
-    """``num`` numbers from ``base**start`` to ``base**stop``, evenly spaced on a log scale
-    (``numpy.logspace``). ``start``, ``stop`` and ``base`` broadcast together; the samples
-    run along ``axis``. ``end``/``steps`` are old names of ``stop``/``num``. The dtype is
-    ``floatX`` unless given (an integer dtype truncates, as NumPy's)."""
-    stop, num = _stop_num(stop, end, num, steps, "logspace")
-    dtype = config.floatX if dtype is None else dtype
-    exponent = pt.linspace(start, stop, num, endpoint=endpoint, dtype="float64", axis=axis)
-    base = pt.cast(as_tensor_variable(base), "float64")
-    if base.type.ndim:
-        base = pt.expand_dims(base, normalize_axis(axis, exponent.type.ndim)[0])  # type: ignore[index]
-    return pt.cast(pt.power(base, exponent), dtype)
+def nonzero(a: Any, return_matrix: bool = False) -> tuple[Variable, ...] | Variable:
+    """The indices of the nonzero elements of ``a``.
+
+    By default a tuple of int64 vectors, one per dimension (``numpy.nonzero``); with
+    ``return_matrix=True`` a ``(ndim, count)`` matrix of them.
+    """
+    res = _nonzero(a, return_list=True)
+    if not return_matrix:
+        return tuple(res)
+    if len(res) == 1:
+        return expand_dims(res[0], 0)
+    return stack(res)
 
 
-def geomspace(
-    start: Any,
-    stop: Any = None,
-    num: Any = 50,
-    base: Any = 10.0,
-    endpoint: bool = True,
-    dtype: Any = None,
-    axis: int = 0,
-    end: Any = None,
-    steps: Any = None,
-) -> Variable:
-    """``num`` numbers from ``start`` to ``stop`` in geometric progression
-    (``numpy.geomspace``): each a constant multiple of the one before. Both ends must
-    have the same sign (both negative gives a negative progression) and neither may be 0;
-    the ends are returned exactly. ``base`` changes nothing (PyTensor's signature has it);
-    the other arguments are as for :func:`logspace`."""
-    stop, num = _stop_num(stop, end, num, steps, "geomspace")
-    dtype = config.floatX if dtype is None else dtype
-    start, stop = as_tensor_variable(start), as_tensor_variable(stop)
-    for what, v in (("start", start), ("stop", stop)):
-        if isinstance(v, Constant) and np.any(v.data == 0):
-            raise ValueError(f"geomspace: a geometric sequence cannot include 0 ({what} is 0)")
-    start, stop = pt.cast(start, "float64"), pt.cast(stop, "float64")
-    start, stop = pt.second(stop, start), pt.second(start, stop)  # broadcast together
-    sign = pt.sign(start)
-    logs = pt.linspace(pt.log10(start * sign), pt.log10(stop * sign), num, endpoint=endpoint, dtype="float64")
-    samples = pt.power(10.0, logs) * sign
-    index = pt.arange(num)
-    if start.type.ndim:
-        index = pt.expand_dims(index, tuple(range(1, start.type.ndim + 1)))
-    samples = pt.switch(pt.eq(index, 0), start, samples)  # the ends exactly, not 10**log10(.)
-    if endpoint:
-        samples = pt.switch(pt.and_(pt.eq(index, num - 1), pt.gt(num, 1)), stop, samples)
-    out_axis = normalize_axis(axis, samples.type.ndim)[0]  # type: ignore[index]
-    if out_axis:
-        samples = pt.moveaxis(samples, 0, out_axis)
-    return pt.cast(samples, dtype)
+def flatnonzero(a: Any) -> Variable:
+    """The indices of the nonzero elements of ``a`` flattened (``numpy.flatnonzero``)."""
+    a = as_tensor_variable(a)
+    if a.type.ndim == 0:
+        raise ValueError(f"flatnonzero: input {a} is 0-d ({a.type}); only tensors of 1 or more dimensions")
+    return _nonzero(flatten(a), return_list=True)[0]

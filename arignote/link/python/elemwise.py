@@ -1,28 +1,36 @@
-"""Run-time thunks of Elemwise, DimShuffle and CAReduce: per-node decisions taken once."""
+"""The Python backend's thunks for Elemwise, DimShuffle and CAReduce: per-node decisions
+taken once, at link time.
+
+A compiled function calls each node's thunk on every call, and on small arrays the
+Python glue around the NumPy call is the cost (DESIGN.md section 3). So these thunks take
+per node, once, the decisions ``perform`` takes per call: which dimensions need the
+runtime broadcast check (none where the static shapes settle it), whether the scalar op is
+a NumPy ufunc that can be called as it is (its output dtype known from the input dtypes,
+its result fresh, so no cast and no aliasing check), the in-place targets. Anything
+unusual at run time (a value that is not an ndarray, a result of another dtype) goes
+through ``perform``'s own steps, so the thunk computes what ``perform`` does; ``perform``
+stays the definition (DebugMode and the tests check these thunks against it). Each thunk
+keeps the storage-cell protocol: it sets its output cells, and the compute flags when the
+linker gives a compute_map.
+
+They are registered with :func:`~arignote.link.python.dispatch.python_thunk` by Op type.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
+from arignote.link.python.dispatch import register_python_thunk
+from arignote.scalar import basic as psb
 from arignote.scalar.op import ScalarOp
 from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
 
-# --- thunks -------------------------------------------------------------------------------
-# A compiled function calls each node's thunk on every call, and on small arrays the
-# Python glue around the NumPy call is the cost (DESIGN.md section 3). So the thunks of
-# Elemwise, DimShuffle and CAReduce take per node, once, the decisions ``perform`` takes
-# per call: which dimensions need the runtime broadcast check (none where the static
-# shapes settle it), whether the scalar op is a NumPy ufunc that can be called as it is
-# (its output dtype known from the input dtypes, its result fresh, so no cast and no
-# aliasing check), the in-place targets. Anything unusual at run time (a value that is not
-# an ndarray, a result of another dtype) goes through ``perform``'s own steps, so the
-# thunk computes what ``perform`` does. Each thunk keeps the storage-cell protocol: it
-# sets its output cells, and the compute flags when the linker gives a compute_map.
+__all__ = ["careduce_thunk", "dimshuffle_thunk", "elemwise_thunk"]
 
 _ndarray = np.ndarray
 
@@ -40,13 +48,37 @@ def _out_ellipsis_supported() -> bool:
 _OUT_ELLIPSIS = _out_ellipsis_supported()
 
 
+def _plain(base: type) -> Callable[[Op], bool]:
+    """``accepts(op)`` for an instance of ``base``: its ``perform`` is ``base``'s (a
+    subclass may redefine it), it takes no params and keeps ``Op.make_thunk`` (an override
+    of it is the Op's own thunk, which wins)."""
+
+    def accepts(op: Op) -> bool:
+        cls = type(op)
+        return (
+            cls.perform is base.perform and cls.make_thunk is Op.make_thunk and not hasattr(op, "get_params")
+        )
+
+    return accepts
+
+
+_plain_elemwise = _plain(Elemwise)
+_plain_dimshuffle = _plain(DimShuffle)
+_plain_careduce_class = _plain(CAReduce)
+
+
+def _plain_careduce(op: Op) -> bool:
+    """CAReduce's thunk calls the scalar op's ufunc's ``reduce``: it needs a ufunc."""
+    return _plain_careduce_class(op) and isinstance(op.scalar_op.ufunc, np.ufunc)
+
+
 def _fast_thunk_allowed(
-    op: Op, base: type, node: Apply, no_recycling: Sequence[Variable], impl: str | None
+    accepts: Callable[[Op], bool], op: Op, node: Apply, no_recycling: Sequence[Variable], impl: str | None
 ) -> bool:
-    """Whether ``op`` (an instance of ``base``) may get the specialised thunk: its
-    ``perform`` is ``base``'s (a subclass may redefine it), it takes no params, and no
-    output is to be cleared before each run (else: ``Op.make_thunk``)."""
-    if impl not in (None, "py") or type(op).perform is not base.perform or hasattr(op, "get_params"):
+    """Whether ``op`` may get the specialised thunk: ``accepts(op)``, the Python
+    implementation is asked for, and no output is to be cleared before each run (else:
+    ``op.make_thunk``)."""
+    if impl not in (None, "py") or not accepts(op):
         return False
     return not any(v in no_recycling for v in node.outputs) if no_recycling else True
 
@@ -155,19 +187,10 @@ def _elemwise_plan(op: Elemwise, node: Apply) -> tuple[tuple | None, list]:
     return plan
 
 
-_psb: Any = None  # arignote.scalar.basic, once imported
-
-
 def _direct_ufunc(op: Elemwise, node: Apply) -> tuple[str, Any] | None:
     """``(kind, function)`` when the scalar op's ``impl`` on these input dtypes is one call
     of a NumPy ufunc giving the output dtype (``"ufunc"``, or ``"chain"`` for an n-ary add
     or multiply done pairwise), or an ``astype`` (``"cast"``); else None."""
-    global _psb
-    if _psb is None:
-        from arignote.scalar import basic
-
-        _psb = basic
-    psb = _psb
     sop = op.scalar_op
     if op.nout != 1 or op.inplace_pattern or "impl" in sop.__dict__:
         return None
@@ -207,7 +230,21 @@ def _direct_ufunc(op: Elemwise, node: Apply) -> tuple[str, Any] | None:
     return (kind, ufunc) if dt == out_dtype else None
 
 
-def _elemwise_thunk(op: Elemwise, node: Apply, storage_map: dict, compute_map: dict | None) -> Any:
+@register_python_thunk(Elemwise, accepts=_plain_elemwise)
+def elemwise_thunk(
+    op: Elemwise,
+    node: Apply,
+    storage_map: dict,
+    compute_map: dict | None,
+    no_recycling: Sequence[Variable],
+    impl: str | None = None,
+) -> Any:
+    """A thunk computing what ``Elemwise.perform`` computes: a NumPy ufunc called directly
+    where the scalar op is one (:func:`_direct_ufunc`), else the scalar op's ``impl`` and
+    ``perform``'s steps on each result, with the broadcast checks the static shapes leave."""
+    if not _fast_thunk_allowed(_plain_elemwise, op, node, no_recycling, impl):
+        return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
+    op.prepare_node(node, storage_map, compute_map, "py")
     in_cells = [storage_map[v] for v in node.inputs]
     out_cells = [storage_map[v] for v in node.outputs]
     flags = _done_flags(node, compute_map)
@@ -419,7 +456,19 @@ def _impl_thunk(
     return thunk
 
 
-def _dimshuffle_thunk(op: DimShuffle, node: Apply, storage_map: dict, compute_map: dict | None) -> Any:
+@register_python_thunk(DimShuffle, accepts=_plain_dimshuffle)
+def dimshuffle_thunk(
+    op: DimShuffle,
+    node: Apply,
+    storage_map: dict,
+    compute_map: dict | None,
+    no_recycling: Sequence[Variable],
+    impl: str | None = None,
+) -> Any:
+    """A thunk making ``DimShuffle.perform``'s view, its steps chosen once for the node."""
+    if not _fast_thunk_allowed(_plain_dimshuffle, op, node, no_recycling, impl):
+        return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
+    op.prepare_node(node, storage_map, compute_map, "py")
     in_cells = [storage_map[v] for v in node.inputs]
     (i0,) = in_cells
     out_cells = [storage_map[v] for v in node.outputs]
@@ -488,7 +537,20 @@ def _dimshuffle_thunk(op: DimShuffle, node: Apply, storage_map: dict, compute_ma
     return _with_attrs(thunk, op, in_cells, out_cells)
 
 
-def _careduce_thunk(op: CAReduce, node: Apply, storage_map: dict, compute_map: dict | None) -> Any:
+@register_python_thunk(CAReduce, accepts=_plain_careduce)
+def careduce_thunk(
+    op: CAReduce,
+    node: Apply,
+    storage_map: dict,
+    compute_map: dict | None,
+    no_recycling: Sequence[Variable],
+    impl: str | None = None,
+) -> Any:
+    """A thunk calling the scalar op's ufunc's ``reduce`` directly, with what
+    ``CAReduce.perform`` looks up resolved once for the node."""
+    if not _fast_thunk_allowed(_plain_careduce, op, node, no_recycling, impl):
+        return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
+    op.prepare_node(node, storage_map, compute_map, "py")
     in_cells = [storage_map[v] for v in node.inputs]
     (i0,) = in_cells
     out_cells = [storage_map[v] for v in node.outputs]

@@ -16,7 +16,7 @@ NO_RULE_NEEDED = {
     "arignote.scalar.op.UnaryScalarOp": "abstract base",
     "arignote.scalar.op.BinaryScalarOp": "abstract base",
     "arignote.scalar.basic.FloatUnary": "abstract base",
-    "arignote.scalar.math.FloatNary": "abstract base",
+    "arignote.scalar.special.FloatNary": "abstract base",
     "arignote.tensor.special._SoftmaxBase": "abstract base of Softmax/LogSoftmax",
     "arignote.tensor.sort._SortBase": "abstract base of SortOp/ArgSortOp",
     "arignote.tensor.random.op.RNGConsumerOp": "abstract base of the random Ops",

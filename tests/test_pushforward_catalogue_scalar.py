@@ -82,8 +82,10 @@ def as_int(x: Any) -> Any:
 
 
 BASIC = "arignote.scalar.basic."
-MATH = "arignote.scalar.math."
-EXTRA = "arignote.scalar.special_extra."
+SPECIAL = "arignote.scalar.special."
+INCOMPLETE = "arignote.scalar.incomplete."
+BESSEL = "arignote.scalar.bessel."
+HYPERGEOMETRIC = "arignote.scalar.hypergeometric."
 
 # Special functions computed by series or continued fractions are accurate to ~1e-10, so
 # their central differences (eps 1e-6) are good to ~1e-4 relative.
@@ -182,53 +184,53 @@ SCALAR_CASES: dict[str, list[Builder]] = {
     BASIC + "Imag": [sc(lambda x, y: pt.imag(pt.complex(x, y) ** 2), REAL, REAL, **COMPLEX)],
     BASIC + "Angle": [sc(lambda x, y: pt.angle(pt.complex(x, y)), REAL, AWAY, **COMPLEX)],
     # special functions
-    MATH + "Erf": [sc(pt.erf, REAL)],
-    MATH + "Erfc": [sc(pt.erfc, REAL)],
-    MATH + "Erfcx": [sc(pt.erfcx, REAL)],
-    MATH + "Erfinv": [sc(pt.erfinv, UNIT)],
-    MATH + "Erfcinv": [sc(pt.erfcinv, Dom(0.2, 1.8))],
-    MATH + "Gamma": [sc(pt.gamma, POS)],
-    MATH + "GammaLn": [sc(pt.gammaln, POS)],
-    MATH + "Psi": [sc(pt.psi, POS)],
-    MATH + "TriGamma": [sc(pt.tri_gamma, POS)],
-    MATH + "PolyGamma": [
+    SPECIAL + "Erf": [sc(pt.erf, REAL)],
+    SPECIAL + "Erfc": [sc(pt.erfc, REAL)],
+    SPECIAL + "Erfcx": [sc(pt.erfcx, REAL)],
+    SPECIAL + "Erfinv": [sc(pt.erfinv, UNIT)],
+    SPECIAL + "Erfcinv": [sc(pt.erfcinv, Dom(0.2, 1.8))],
+    SPECIAL + "Gamma": [sc(pt.gamma, POS)],
+    SPECIAL + "GammaLn": [sc(pt.gammaln, POS)],
+    SPECIAL + "Psi": [sc(pt.psi, POS)],
+    SPECIAL + "TriGamma": [sc(pt.tri_gamma, POS)],
+    SPECIAL + "PolyGamma": [
         sc(lambda n, x: pt.polygamma(n, x), Dom(values=[0, 1, 2, 1, 3], dtype="int64"), POS)
     ],
-    MATH + "Sigmoid": [sc(pt.sigmoid, REAL)],
-    MATH + "Softplus": [sc(pt.softplus, REAL)],
-    MATH + "Log1mexp": [sc(pt.log1mexp, Dom(-3.0, -0.2))],
-    MATH + "XLogX": [sc(pt.xlogx, POS)],
-    MATH + "XLogY0": [sc(pt.xlogy0, REAL, POS)],
-    MATH + "I0": [sc(pt.i0, REAL)],
-    MATH + "I1": [sc(pt.i1, REAL)],
-    MATH + "J0": [sc(pt.j0, REAL)],
-    MATH + "J1": [sc(pt.j1, REAL)],
-    MATH + "GammaInc": [sc(pt.gammainc, POS, POS, fd_tol=LOOSE)],
-    MATH + "GammaIncC": [sc(pt.gammaincc, POS, POS, fd_tol=LOOSE)],
+    SPECIAL + "Sigmoid": [sc(pt.sigmoid, REAL)],
+    SPECIAL + "Softplus": [sc(pt.softplus, REAL)],
+    SPECIAL + "Log1mexp": [sc(pt.log1mexp, Dom(-3.0, -0.2))],
+    SPECIAL + "XLogX": [sc(pt.xlogx, POS)],
+    SPECIAL + "XLogY0": [sc(pt.xlogy0, REAL, POS)],
+    BESSEL + "I0": [sc(pt.i0, REAL)],
+    BESSEL + "I1": [sc(pt.i1, REAL)],
+    BESSEL + "J0": [sc(pt.j0, REAL)],
+    BESSEL + "J1": [sc(pt.j1, REAL)],
+    INCOMPLETE + "GammaInc": [sc(pt.gammainc, POS, POS, fd_tol=LOOSE)],
+    INCOMPLETE + "GammaIncC": [sc(pt.gammaincc, POS, POS, fd_tol=LOOSE)],
     # the derivatives in the shape/order parameters that have no closed form are not implemented
-    MATH + "GammaIncGrad": [sc(pt.gammainc_grad, Dom(0.5, 3.0), POS, undefined=(0,), fd_tol=LOOSE)],
-    MATH + "GammaIncCGrad": [sc(pt.gammaincc_grad, Dom(0.5, 3.0), POS, undefined=(0,), fd_tol=LOOSE)],
-    MATH + "BetaInc": [sc(pt.betainc, POS, POS, PROB, fd_tol=LOOSE)],
-    MATH + "BetaIncGrad": [
+    INCOMPLETE + "GammaIncGrad": [sc(pt.gammainc_grad, Dom(0.5, 3.0), POS, undefined=(0,), fd_tol=LOOSE)],
+    INCOMPLETE + "GammaIncCGrad": [sc(pt.gammaincc_grad, Dom(0.5, 3.0), POS, undefined=(0,), fd_tol=LOOSE)],
+    INCOMPLETE + "BetaInc": [sc(pt.betainc, POS, POS, PROB, fd_tol=LOOSE)],
+    INCOMPLETE + "BetaIncGrad": [
         sc(pt.betainc_grad_a, Dom(0.5, 3.0), Dom(0.5, 3.0), PROB, undefined=(0, 1), fd_tol=LOOSE),
         sc(pt.betainc_grad_b, Dom(0.5, 3.0), Dom(0.5, 3.0), PROB, undefined=(0, 1), fd_tol=LOOSE),
     ],
-    EXTRA + "BetaIncInv": [sc(pt.betaincinv, Dom(0.5, 3.0), Dom(0.5, 3.0), PROB, fd_tol=LOOSE)],
-    EXTRA + "GammaIncInv": [sc(pt.gammaincinv, Dom(0.5, 3.0), PROB, fd_tol=LOOSE)],
-    EXTRA + "GammaIncCInv": [sc(pt.gammainccinv, Dom(0.5, 3.0), PROB, fd_tol=LOOSE)],
-    EXTRA + "GammaL": [sc(pt.gammal, POS, POS, fd_tol=LOOSE)],
-    EXTRA + "GammaU": [sc(pt.gammau, POS, POS, fd_tol=LOOSE)],
-    EXTRA + "Hyp2F1": [sc(pt.hyp2f1, *HYP, fd_tol=LOOSE)],
-    EXTRA + "Hyp2F1Grad": [
+    INCOMPLETE + "BetaIncInv": [sc(pt.betaincinv, Dom(0.5, 3.0), Dom(0.5, 3.0), PROB, fd_tol=LOOSE)],
+    INCOMPLETE + "GammaIncInv": [sc(pt.gammaincinv, Dom(0.5, 3.0), PROB, fd_tol=LOOSE)],
+    INCOMPLETE + "GammaIncCInv": [sc(pt.gammainccinv, Dom(0.5, 3.0), PROB, fd_tol=LOOSE)],
+    INCOMPLETE + "GammaL": [sc(pt.gammal, POS, POS, fd_tol=LOOSE)],
+    INCOMPLETE + "GammaU": [sc(pt.gammau, POS, POS, fd_tol=LOOSE)],
+    HYPERGEOMETRIC + "Hyp2F1": [sc(pt.hyp2f1, *HYP, fd_tol=LOOSE)],
+    HYPERGEOMETRIC + "Hyp2F1Grad": [
         sc(pse.hyp2f1_grad_a, *HYP, undefined=(0, 1, 2), fd_tol=LOOSE),
         sc(pse.hyp2f1_grad_c, *HYP, undefined=(0, 1, 2), fd_tol=LOOSE),
     ],
-    EXTRA + "Iv": [sc(pt.iv, Dom(0.2, 2.0), POS, undefined=(0,), fd_tol=LOOSE)],
-    EXTRA + "Ive": [sc(pt.ive, Dom(0.2, 2.0), POS, undefined=(0,), fd_tol=LOOSE)],
-    EXTRA + "Jv": [sc(pt.jv, Dom(0.2, 2.0), POS, undefined=(0,), fd_tol=LOOSE)],
-    EXTRA + "Kv": [sc(pt.kv, Dom(0.2, 2.0), POS, undefined=(0,), fd_tol=LOOSE)],
-    EXTRA + "Kve": [sc(pt.kve, Dom(0.2, 2.0), POS, undefined=(0,), fd_tol=LOOSE)],
-    EXTRA + "OwensT": [sc(pt.owens_t, REAL, REAL, fd_tol=LOOSE)],
+    BESSEL + "Iv": [sc(pt.iv, Dom(0.2, 2.0), POS, undefined=(0,), fd_tol=LOOSE)],
+    BESSEL + "Ive": [sc(pt.ive, Dom(0.2, 2.0), POS, undefined=(0,), fd_tol=LOOSE)],
+    BESSEL + "Jv": [sc(pt.jv, Dom(0.2, 2.0), POS, undefined=(0,), fd_tol=LOOSE)],
+    BESSEL + "Kv": [sc(pt.kv, Dom(0.2, 2.0), POS, undefined=(0,), fd_tol=LOOSE)],
+    BESSEL + "Kve": [sc(pt.kve, Dom(0.2, 2.0), POS, undefined=(0,), fd_tol=LOOSE)],
+    SPECIAL + "OwensT": [sc(pt.owens_t, REAL, REAL, fd_tol=LOOSE)],
 }
 
 # The abstract bases of the scalar ops: nothing to build.
@@ -238,7 +240,7 @@ SCALAR_SKIP: dict[str, str] = {
     BASIC + "FloatUnary": "abstract base of the float functions of one input",
     BASIC + "Comparison": "abstract base of EQ, NEQ, LT, LE, GT, GE (each has a case)",
     BASIC + "BitwiseOp": "abstract base of AND, OR, XOR, Invert (each has a case)",
-    MATH + "FloatNary": "abstract base of the float special functions of several inputs",
+    SPECIAL + "FloatNary": "abstract base of the float special functions of several inputs",
     # Composite has its own (multi-output) case in test_pushforward_catalogue_linalg.py
     "arignote.scalar.composite.Composite": "covered by the Elemwise cases (a fused multi-output Composite)",
 }

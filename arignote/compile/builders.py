@@ -41,13 +41,12 @@ from arignote.graph.op import HasInnerGraph, Op
 from arignote.graph.replace import batch_graph, register_batch_rule
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import register_rewrite
-from arignote.graph.traversal import ancestors, graph_inputs, io_toposort, variable_depends_on
+from arignote.graph.traversal import graph_inputs, io_toposort, variable_depends_on
 from arignote.graph.utils import MissingInputError
 from arignote.tensor.alloc import broadcast_batch
-from arignote.tensor.conversion import as_tensor_variable
-from arignote.tensor.shape import Shape, Shape_i, ShapeError, batch_length, make_vector, shape_tuple
+from arignote.tensor.inner_shapes import infer_inner_shapes
+from arignote.tensor.shape import batch_length
 from arignote.tensor.type import TensorType
-from arignote.tensor.ufuncs import cast
 
 __all__ = ["OpFromGraph"]
 
@@ -513,7 +512,13 @@ class OpFromGraph(Op, HasInnerGraph):
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[Any]) -> list:
         """The output shapes from the input shapes, through the inner ops' own
         ``infer_shape`` (no inner op runs unless it has none)."""
-        return _infer_inner_shapes(self, node, shapes)[0]
+        return infer_inner_shapes(self, node, shapes)[0]
+
+    def inner_output_shapes(self, node: Apply, shapes: Sequence[Any]) -> tuple[list, set]:
+        """The output shapes through the inner graph, and the inner Variables whose shape
+        needs them computed (the protocol of the rule that answers ``x.shape`` without
+        running the Op: :func:`arignote.tensor.rewriting.shape.shape_of_inner_graph_output`)."""
+        return infer_inner_shapes(self, node, shapes)
 
     # -- differentiation --------------------------------------------------------------------
 
@@ -551,10 +556,9 @@ class OpFromGraph(Op, HasInnerGraph):
 
 
 # --- rules ------------------------------------------------------------------------------------
-# The rules about OpFromGraph nodes live here, next to the Op, rather than in
-# arignote/tensor/rewriting/: they need OpFromGraph, and tensor must not import compile (a
-# module imports only downward in the layers). A separate module could not be imported by
-# this one without a cycle, so it would register only if something else imported it.
+# Inlining is about this Op alone, so it stays beside it (tensor/rewriting/ cannot import
+# compile); the shape rule is generic (tensor/rewriting/shape.py) and asks the Op for
+# ``inner_output_shapes``.
 
 
 @register_rewrite("canonicalize", "fast_run", "fast_compile")
@@ -564,89 +568,6 @@ def inline_op_from_graph(fgraph: FunctionGraph, node: Apply) -> list[Variable] |
     if not node.op.is_inline:
         return None
     return node.op.inline_on(node.inputs)
-
-
-# --- shapes ----------------------------------------------------------------------------------
-
-
-def _has_shape(v: Variable) -> bool:
-    return isinstance(getattr(v.type, "shape", None), tuple)
-
-
-def _infer_inner_shapes(op: OpFromGraph, node: Apply, shapes: Sequence[Any]) -> tuple[list, set]:
-    """The shapes of ``node``'s outputs (tuples of ints and 0-d integer Variables, or None
-    for a Variable without a shape), and the set of Variables whose shape could only be
-    read off the Variable itself (computing it: an inner op with no ``infer_shape``).
-
-    The inner graph is rebuilt on the node's inputs (the rebuilt nodes are not computed
-    unless a shape refers to them) and each rebuilt node's ``infer_shape`` is asked.
-    """
-    memo = dict(zip(op.inner_inputs, node.inputs))
-    equiv = clone_get_equiv([], op.inner_outputs, copy_inputs=False, copy_orphans=False, memo=memo)
-    shape_of: dict = {}
-    for v, s in zip(node.inputs, shapes):
-        shape_of[v] = tuple(s) if s is not None and _has_shape(v) else None
-    computed: set = set()
-
-    def shape_for(v: Variable) -> tuple | None:
-        if v in shape_of:
-            return shape_of[v]
-        return shape_tuple(v) if _has_shape(v) else None  # a constant: its static shape
-
-    for inner in io_toposort(op.inner_inputs, op.inner_outputs):
-        new = equiv[inner]
-        in_shapes = [shape_for(v) for v in new.inputs]
-        out_shapes = None
-        infer = getattr(new.op, "infer_shape", None)
-        if infer is not None and all(
-            s is not None or not _has_shape(v) for v, s in zip(new.inputs, in_shapes)
-        ):
-            try:
-                out_shapes = infer(None, new, [() if s is None else s for s in in_shapes])
-            except ShapeError:
-                out_shapes = None
-        for k, out in enumerate(new.outputs):
-            if not _has_shape(out):
-                shape_of[out] = None
-                continue
-            s = None if out_shapes is None else out_shapes[k]
-            if s is None:
-                s = shape_tuple(out)
-                if any(isinstance(e, Variable) for e in s):
-                    computed.add(out)
-            else:  # a static length is better than any expression for it
-                s = tuple(e if st is None else st for st, e in zip(out.type.shape, s))
-            shape_of[out] = s
-    return [shape_for(equiv.get(o, o)) for o in op.inner_outputs], computed
-
-
-def _needs_computing(entries: Sequence[Any], computed: set, stop: Sequence[Variable]) -> bool:
-    roots = [e for e in entries if isinstance(e, Variable)]
-    return bool(computed) and any(v in computed for v in ancestors(roots, blockers=stop))
-
-
-@register_rewrite("canonicalize", "fast_run", "fast_compile")
-@node_rewriter([Shape, Shape_i])
-def shape_of_op_from_graph(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
-    """The shape of an OpFromGraph output from its inner graph's shape inference, so that
-    asking for it does not run the OpFromGraph."""
-    (x,) = node.inputs
-    owner = x.owner
-    if owner is None or not isinstance(owner.op, OpFromGraph):
-        return None
-    in_shapes = [shape_tuple(i) if _has_shape(i) else None for i in owner.inputs]
-    out_shapes, computed = _infer_inner_shapes(owner.op, owner, in_shapes)
-    entries = out_shapes[x.index]
-    if entries is None:
-        return None
-    if isinstance(node.op, Shape_i):
-        entries = (entries[node.op.i],)
-    if _needs_computing(entries, computed, owner.inputs):
-        return None  # the shape needs part of the inner graph computed: keep the node
-    ints = [cast(as_tensor_variable(e), "int64") for e in entries]
-    if isinstance(node.op, Shape_i):
-        return [ints[0]]
-    return [make_vector(*ints, dtype="int64")]
 
 
 # --- batching (the vectorised jacobian) ---------------------------------------------------------

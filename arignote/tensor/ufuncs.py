@@ -20,7 +20,6 @@ import numpy as np
 from numpy import e, euler_gamma, inf, nan, pi
 
 import arignote.scalar as ps
-import arignote.scalar.special_extra as pse
 from arignote.graph.basic import Variable
 from arignote.scalar.type import complex_types, discrete_types, upcast
 from arignote.tensor.conversion import as_tensor_variable
@@ -347,21 +346,21 @@ def isclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: b
 
 # --- special functions ---------------------------------------------------------------------
 
-hyp2f1 = Elemwise(pse.hyp2f1)
-hyp2f1_grad_a = Elemwise(pse.hyp2f1_grad_a)
-hyp2f1_grad_b = Elemwise(pse.hyp2f1_grad_b)
-hyp2f1_grad_c = Elemwise(pse.hyp2f1_grad_c)
-jv = Elemwise(pse.jv)
-iv = Elemwise(pse.iv)
-ive = Elemwise(pse.ive)
-kv = Elemwise(pse.kv)
-kve = Elemwise(pse.kve)
-owens_t = Elemwise(pse.owens_t)
-gammal = Elemwise(pse.gammal)
-gammau = Elemwise(pse.gammau)
-gammaincinv = Elemwise(pse.gammaincinv)
-gammainccinv = Elemwise(pse.gammainccinv)
-betaincinv = Elemwise(pse.betaincinv)
+hyp2f1 = Elemwise(ps.hyp2f1)
+hyp2f1_grad_a = Elemwise(ps.hyp2f1_grad_a)
+hyp2f1_grad_b = Elemwise(ps.hyp2f1_grad_b)
+hyp2f1_grad_c = Elemwise(ps.hyp2f1_grad_c)
+jv = Elemwise(ps.jv)
+iv = Elemwise(ps.iv)
+ive = Elemwise(ps.ive)
+kv = Elemwise(ps.kv)
+kve = Elemwise(ps.kve)
+owens_t = Elemwise(ps.owens_t)
+gammal = Elemwise(ps.gammal)
+gammau = Elemwise(ps.gammau)
+gammaincinv = Elemwise(ps.gammaincinv)
+gammainccinv = Elemwise(ps.gammainccinv)
+betaincinv = Elemwise(ps.betaincinv)
 
 
 def kn(n: Any, x: Any) -> Variable:

@@ -7,36 +7,76 @@ symbolic value as a Python bool (``if x:``) is an error.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import numpy as np
 
 from arignote.graph.basic import Constant, Variable
+from arignote.scalar.type import constant
+from arignote.tensor import ufuncs
+from arignote.tensor.alloc import ones_like, zeros_like
+from arignote.tensor.alloc import repeat as _repeat
+from arignote.tensor.axes import matrix_transpose
+from arignote.tensor.axes import squeeze as _squeeze
+from arignote.tensor.axes import swapaxes as _swapaxes
+from arignote.tensor.axes import transpose as _transpose
+from arignote.tensor.conversion import get_underlying_scalar_constant_value, scalar_from_tensor
+from arignote.tensor.cumulative import cumprod as _cumprod
+from arignote.tensor.cumulative import cumsum as _cumsum
+from arignote.tensor.diag import diagonal as _diagonal
+from arignote.tensor.elemwise import DimShuffle
+from arignote.tensor.nlinalg import trace as _trace
+from arignote.tensor.products import dot as _dot
+from arignote.tensor.products import matmul as _matmul
+from arignote.tensor.reductions import all as _all
+from arignote.tensor.reductions import any as _any
+from arignote.tensor.reductions import argmax as _argmax
+from arignote.tensor.reductions import argmin as _argmin
+from arignote.tensor.reductions import max as _max
+from arignote.tensor.reductions import mean as _mean
+from arignote.tensor.reductions import min as _min
+from arignote.tensor.reductions import prod as _prod
+from arignote.tensor.reductions import std as _std
+from arignote.tensor.reductions import sum as _sum
+from arignote.tensor.reductions import var as _var
+from arignote.tensor.searching import nonzero as _nonzero
+from arignote.tensor.shape import flatten as _flatten
+from arignote.tensor.shape import reshape as _reshape
+from arignote.tensor.shape import shape as _shape
+from arignote.tensor.sort import argsort as _argsort
+from arignote.tensor.sort import sort as _sort
+from arignote.tensor.subtensor import getitem, inc_subtensor, set_subtensor
+from arignote.tensor.subtensor_advanced import take as _take
 from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import abs as _abs
+from arignote.tensor.ufuncs import (
+    add,
+    and_,
+    ge,
+    gt,
+    int_div,
+    invert,
+    le,
+    lt,
+    mod,
+    mul,
+    neg,
+    or_,
+    sub,
+    tensor_copy,
+    true_div,
+    xor,
+)
+from arignote.tensor.ufuncs import cast as _cast
+from arignote.tensor.ufuncs import clip as _clip
+from arignote.tensor.ufuncs import conj as _conj
+from arignote.tensor.ufuncs import fill as _fill
+from arignote.tensor.ufuncs import imag as _imag
+from arignote.tensor.ufuncs import pow as _pow
+from arignote.tensor.ufuncs import real as _real
+from arignote.tensor.ufuncs import round as _round
 
 __all__ = ["TensorVariable", "TensorConstant", "TensorConstantSignature"]
-
-
-# The operators need modules that import this one; they are looked up on first use.
-# (importlib, not ``from arignote.tensor import shape``: the package re-exports a function
-# of that name.)
-
-
-def _m() -> Any:
-    return importlib.import_module("arignote.tensor.math")
-
-
-def _b() -> Any:
-    return importlib.import_module("arignote.tensor.basic")
-
-
-def _s() -> Any:
-    return importlib.import_module("arignote.tensor.shape")
-
-
-def _mod(name: str) -> Any:
-    return importlib.import_module(f"arignote.tensor.{name}")
 
 
 class _tensor_py_operators:
@@ -65,100 +105,100 @@ class _tensor_py_operators:
     @property
     def shape(self) -> Any:
         """The symbolic shape (an int64 vector)."""
-        return _s().shape(self)
+        return _shape(self)
 
     @property
     def size(self) -> Any:
-        return _m().prod(self.shape)
+        return _prod(self.shape)
 
     # -- arithmetic -----------------------------------------------------------------------
 
     def __add__(self, other: Any) -> Any:
-        return _m().add(self, other)
+        return add(self, other)
 
     def __radd__(self, other: Any) -> Any:
-        return _m().add(other, self)
+        return add(other, self)
 
     def __sub__(self, other: Any) -> Any:
-        return _m().sub(self, other)
+        return sub(self, other)
 
     def __rsub__(self, other: Any) -> Any:
-        return _m().sub(other, self)
+        return sub(other, self)
 
     def __mul__(self, other: Any) -> Any:
-        return _m().mul(self, other)
+        return mul(self, other)
 
     def __rmul__(self, other: Any) -> Any:
-        return _m().mul(other, self)
+        return mul(other, self)
 
     def __truediv__(self, other: Any) -> Any:
-        return _m().true_div(self, other)
+        return true_div(self, other)
 
     def __rtruediv__(self, other: Any) -> Any:
-        return _m().true_div(other, self)
+        return true_div(other, self)
 
     def __floordiv__(self, other: Any) -> Any:
-        return _m().int_div(self, other)
+        return int_div(self, other)
 
     def __rfloordiv__(self, other: Any) -> Any:
-        return _m().int_div(other, self)
+        return int_div(other, self)
 
     def __mod__(self, other: Any) -> Any:
-        return _m().mod(self, other)
+        return mod(self, other)
 
     def __rmod__(self, other: Any) -> Any:
-        return _m().mod(other, self)
+        return mod(other, self)
 
     def __pow__(self, other: Any) -> Any:
-        return _m().pow(self, other)
+        return _pow(self, other)
 
     def __rpow__(self, other: Any) -> Any:
-        return _m().pow(other, self)
+        return _pow(other, self)
 
     def __neg__(self) -> Any:
-        return _m().neg(self)
+        return neg(self)
 
     def __abs__(self) -> Any:
-        return _m().abs(self)
+        return _abs(self)
 
     def __invert__(self) -> Any:
-        return _m().invert(self)
+        return invert(self)
 
     def __lt__(self, other: Any) -> Any:
-        return _m().lt(self, other)
+        return lt(self, other)
 
     def __le__(self, other: Any) -> Any:
-        return _m().le(self, other)
+        return le(self, other)
 
     def __gt__(self, other: Any) -> Any:
-        return _m().gt(self, other)
+        return gt(self, other)
 
     def __ge__(self, other: Any) -> Any:
-        return _m().ge(self, other)
+        return ge(self, other)
 
     def __and__(self, other: Any) -> Any:
-        return _m().and_(self, other)
+        return and_(self, other)
 
     def __rand__(self, other: Any) -> Any:
-        return _m().and_(other, self)
+        return and_(other, self)
 
     def __or__(self, other: Any) -> Any:
-        return _m().or_(self, other)
+        return or_(self, other)
 
     def __ror__(self, other: Any) -> Any:
-        return _m().or_(other, self)
+        return or_(other, self)
 
     def __xor__(self, other: Any) -> Any:
-        return _m().xor(self, other)
+        return xor(self, other)
 
     def __rxor__(self, other: Any) -> Any:
-        return _m().xor(other, self)
+        return xor(other, self)
 
     def __matmul__(self, other: Any) -> Any:
-        return _mod("products").matmul(self, other)
+        return _matmul(self, other)
 
     def __rmatmul__(self, other: Any) -> Any:
-        return _mod("products").matmul(other, self)
+        return _matmul(other, self)
 
     # == and hash stay identity-based: Variables are graph nodes (use eq()/neq()).
 
@@ -181,47 +221,45 @@ class _tensor_py_operators:
 
     @property
     def T(self) -> Any:
-        return _b().transpose(self)
+        return _transpose(self)
 
     @property
     def mT(self) -> Any:
         """Transpose of the last two dimensions."""
-        return _b().matrix_transpose(self)
+        return matrix_transpose(self)
 
     def transpose(self, *axes: Any) -> Any:
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
-        return _b().transpose(self, axes or None)
+        return _transpose(self, axes or None)
 
     def dimshuffle(self, *pattern: Any) -> Any:
         """Reorder/add/drop dimensions: ``x.dimshuffle(1, 0, "x")``."""
         if len(pattern) == 1 and isinstance(pattern[0], (tuple, list)):
             pattern = tuple(pattern[0])
-        from arignote.tensor.elemwise import DimShuffle
-
         return DimShuffle(input_ndim=self.ndim, new_order=pattern)(self)
 
     def reshape(self, *shape: Any, ndim: int | None = None) -> Any:
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = shape[0]
-        return _s().reshape(self, shape, ndim=ndim)
+        return _reshape(self, shape, ndim=ndim)
 
     def flatten(self, ndim: int = 1) -> Any:
-        return _b().flatten(self, ndim)
+        return _flatten(self, ndim)
 
     ravel = flatten
 
     def squeeze(self, axis: Any = None) -> Any:
-        return _b().squeeze(self, axis)
+        return _squeeze(self, axis)
 
     def swapaxes(self, axis1: int, axis2: int) -> Any:
-        return _b().swapaxes(self, axis1, axis2)
+        return _swapaxes(self, axis1, axis2)
 
     def astype(self, dtype: Any) -> Any:
-        return _m().cast(self, dtype)
+        return _cast(self, dtype)
 
     def copy(self, name: str | None = None) -> Any:
-        out = _m().tensor_copy(self)
+        out = tensor_copy(self)
         out.name = name
         return out
 
@@ -229,7 +267,7 @@ class _tensor_py_operators:
 
     def __getitem__(self, index: Any) -> Any:
         """``x[index]`` with NumPy's semantics (see :mod:`arignote.tensor.subtensor`)."""
-        return _mod("subtensor").getitem(self, index)
+        return getitem(self, index)
 
     def __setitem__(self, index: Any, value: Any) -> None:
         raise TypeError(
@@ -240,122 +278,122 @@ class _tensor_py_operators:
 
     def set(self, y: Any, **kwargs: Any) -> Any:
         """``set_subtensor(self, y)``: the indexed tensor with ``y`` written into this part."""
-        return _mod("subtensor").set_subtensor(self, y, **kwargs)
+        return set_subtensor(self, y, **kwargs)
 
     def inc(self, y: Any, **kwargs: Any) -> Any:
         """``inc_subtensor(self, y)``: the indexed tensor with ``y`` added to this part."""
-        return _mod("subtensor").inc_subtensor(self, y, **kwargs)
+        return inc_subtensor(self, y, **kwargs)
 
     def take(self, indices: Any, axis: int | None = None, mode: str = "raise") -> Any:
-        return _mod("subtensor").take(self, indices, axis, mode)
+        return _take(self, indices, axis, mode)
 
     # -- reductions -----------------------------------------------------------------------
 
     def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False, acc_dtype: Any = None) -> Any:
-        return _m().sum(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
+        return _sum(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
 
     def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False, acc_dtype: Any = None) -> Any:
-        return _m().prod(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
+        return _prod(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
 
     def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False, acc_dtype: Any = None) -> Any:
-        return _m().mean(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
+        return _mean(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
 
     def var(self, axis: Any = None, ddof: int = 0, keepdims: bool = False, corrected: bool = False) -> Any:
-        return _m().var(self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
+        return _var(self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
 
     def std(self, axis: Any = None, ddof: int = 0, keepdims: bool = False, corrected: bool = False) -> Any:
-        return _m().std(self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
+        return _std(self, axis=axis, ddof=ddof, keepdims=keepdims, corrected=corrected)
 
     def min(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _m().min(self, axis=axis, keepdims=keepdims)
+        return _min(self, axis=axis, keepdims=keepdims)
 
     def max(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _m().max(self, axis=axis, keepdims=keepdims)
+        return _max(self, axis=axis, keepdims=keepdims)
 
     def argmin(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _m().argmin(self, axis=axis, keepdims=keepdims)
+        return _argmin(self, axis=axis, keepdims=keepdims)
 
     def argmax(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _m().argmax(self, axis=axis, keepdims=keepdims)
+        return _argmax(self, axis=axis, keepdims=keepdims)
 
     def any(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _m().any(self, axis=axis, keepdims=keepdims)
+        return _any(self, axis=axis, keepdims=keepdims)
 
     def all(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _m().all(self, axis=axis, keepdims=keepdims)
+        return _all(self, axis=axis, keepdims=keepdims)
 
     # -- elementwise helpers --------------------------------------------------------------
 
     def clip(self, a_min: Any, a_max: Any) -> Any:
-        return _m().clip(self, a_min, a_max)
+        return _clip(self, a_min, a_max)
 
     def round(self, mode: str | None = None) -> Any:
-        return _m().round(self, mode)
+        return _round(self, mode)
 
     def dot(self, other: Any) -> Any:
-        return _mod("products").dot(self, other)
+        return _dot(self, other)
 
     def conj(self) -> Any:
-        return _m().conj(self)
+        return _conj(self)
 
     conjugate = conj
 
     def fill(self, value: Any) -> Any:
         """A tensor shaped like this one, filled with ``value``."""
-        return _m().fill(self, value)
+        return _fill(self, value)
 
     # -- sorting, cumulative ops, indices -------------------------------------------------
 
     def sort(self, axis: Any = -1, kind: str | None = None, order: Any = None) -> Any:
-        return _mod("sort").sort(self, axis, kind, order)
+        return _sort(self, axis, kind, order)
 
     def argsort(self, axis: Any = -1, kind: str | None = None, order: Any = None) -> Any:
-        return _mod("sort").argsort(self, axis, kind, order)
+        return _argsort(self, axis, kind, order)
 
     def cumsum(self, axis: int | None = None) -> Any:
-        return _mod("extra_ops").cumsum(self, axis)
+        return _cumsum(self, axis)
 
     def cumprod(self, axis: int | None = None) -> Any:
-        return _mod("extra_ops").cumprod(self, axis)
+        return _cumprod(self, axis)
 
     def nonzero(self, return_matrix: bool = False) -> Any:
-        return _mod("extra_ops").nonzero(self, return_matrix)
+        return _nonzero(self, return_matrix)
 
     def repeat(self, repeats: Any, axis: int | None = None) -> Any:
-        return _mod("alloc").repeat(self, repeats, axis)
+        return _repeat(self, repeats, axis)
 
     def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
         """Diagonal ``offset`` of axes ``axis1`` and ``axis2`` (see :func:`arignote.tensor.diagonal`)."""
-        return _mod("diag").diagonal(self, offset, axis1, axis2)
+        return _diagonal(self, offset, axis1, axis2)
 
     def trace(self) -> Any:
         """The trace of the last two axes, as PyTensor's method (:func:`arignote.tensor.linalg.trace`)."""
-        return _mod("nlinalg").trace(self)
+        return _trace(self)
 
     def zeros_like(self, dtype: Any = None) -> Any:
-        return _mod("alloc").zeros_like(self, dtype)
+        return zeros_like(self, dtype)
 
     def ones_like(self, dtype: Any = None) -> Any:
-        return _mod("alloc").ones_like(self, dtype)
+        return ones_like(self, dtype)
 
     def get_underlying_scalar_constant(self) -> Any:
         """The value of this Variable if it is statically a known scalar (see
         :func:`~arignote.tensor.basic.get_underlying_scalar_constant_value`)."""
-        return _b().get_underlying_scalar_constant_value(self)
+        return get_underlying_scalar_constant_value(self)
 
     @property
     def real(self) -> Any:
-        return _m().real(self)
+        return _real(self)
 
     @property
     def imag(self) -> Any:
-        return _m().imag(self)
+        return _imag(self)
 
     def __getattr__(self, name: str) -> Any:
-        # Unary math methods (x.exp(), x.log(), ...) come from arignote.tensor.math, so the
+        # Unary math methods (x.exp(), x.log(), ...) come from arignote.tensor.ufuncs, so the
         # list of them cannot drift from the functions themselves.
         if name in _UNARY_METHODS:
-            fn = getattr(_m(), name)
+            fn = getattr(ufuncs, name)
             return lambda: fn(self)
         raise AttributeError(f"{type(self).__name__} object has no attribute {name!r}")
 
@@ -409,8 +447,6 @@ class TensorVariable(_tensor_py_operators, Variable):
     """A tensor value in a graph (an input, or the output of an Apply)."""
 
     def _as_scalar(self) -> Variable:
-        from arignote.tensor.conversion import scalar_from_tensor
-
         return scalar_from_tensor(self)
 
 
@@ -459,8 +495,6 @@ class TensorConstant(_tensor_py_operators, Constant):
         return f"TensorConstant({self.type!r}, data={_elide(repr(self.data))})"
 
     def _as_scalar(self) -> Variable:
-        from arignote.scalar.type import constant
-
         return constant(self.data[()], dtype=self.dtype)
 
 

@@ -18,7 +18,6 @@ from arignote.compile.builders import OpFromGraph
 from arignote.compile.mode import Mode
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.fg import FunctionGraph
-from arignote.graph.op import Op
 from arignote.graph.utils import MissingInputError
 from arignote.printing import debugprint
 from arignote.tensor.batching import Batched
@@ -304,40 +303,6 @@ def test_infer_shape():
     givens = {a: RNG.normal(size=(3, 4)), b: _vec(4)}
     for out in op(a, b):
         assert_infer_shape(out, givens)
-
-
-def test_shape_of_an_output_does_not_run_the_op():
-    x = pt.dmatrix("x")
-    op = OpFromGraph([x], [pt.exp(x)[1:], pt.concatenate([x, x], axis=1)])
-    a = pt.dmatrix("a")
-    o0, o1 = op(a)
-    f = function([a], [o0.shape, o1.shape, o1.shape[1]])
-    assert _ofg_nodes(f) == []
-    got = f(np.zeros((4, 3)))
-    assert got[0].tolist() == [3, 3] and got[1].tolist() == [4, 6] and int(got[2]) == 6
-
-
-class _NoShapeOp(Op):
-    """A test Op without infer_shape: its output's shape can only be computed."""
-
-    __props__ = ()
-
-    def make_node(self, x):
-        return Apply(self, [x], [pt.dvector()])
-
-    def perform(self, node, inputs, output_storage):
-        output_storage[0][0] = np.repeat(inputs[0], 2)
-
-
-def test_shape_needing_an_inner_op_without_infer_shape_keeps_the_node():
-    x = pt.dvector("x")
-    op = OpFromGraph([x], [_NoShapeOp()(x) + 1])
-    a = pt.dvector("a")
-    out = op(a)
-    f = function([a], out.shape)
-    assert len(_ofg_nodes(f)) == 1  # only running it tells the shape
-    assert f(np.zeros(3)).tolist() == [6]
-    assert_infer_shape(out, {a: np.zeros(3)})
 
 
 def test_static_shapes_are_used():

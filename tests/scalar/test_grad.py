@@ -897,7 +897,7 @@ def test_second_derivatives(name):
 
 
 def test_every_scalar_op_has_a_rule():
-    """No scalar op of basic.py / math.py (special_extra's included) falls back to Op.grad's
+    """No scalar op of arignote.scalar (basic.py and the special function homes) falls back to Op.grad's
     "no gradient" error."""
     import arignote.scalar.basic as psb
     import arignote.scalar.math as psm

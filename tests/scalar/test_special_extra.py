@@ -1,6 +1,6 @@
 """Bessel functions of real order, hyp2f1, Owen's T, the incomplete gamma functions and the
 inverses of the regularized incomplete gamma and beta functions
-(``arignote.scalar.special_extra``, lifted as ``pt.jv``, ``pt.hyp2f1``, ...): values against
+(``arignote.scalar.bessel``, ``incomplete``, ``hypergeometric``, lifted as ``pt.jv``, ``pt.hyp2f1``, ...): values against
 SciPy (and independent series at the points where SciPy is not the reference), dtypes,
 gradients against finite differences (float64 and float32, complex arguments too), the
 derivative of hyp2f1 in its parameters against exact polynomials, decimal series and
@@ -21,8 +21,8 @@ import arignote.tensor as pt
 import arignote.tensor.math as ptm
 from arignote.compile.function import function
 from arignote.gradient import NullTypeGradError, grad, jacobian
-from arignote.scalar.math import _richardson
-from arignote.scalar.special_extra import hyp2f1_dparams
+from arignote.scalar.hypergeometric import hyp2f1_dparams
+from arignote.scalar.incomplete import _richardson
 from arignote.tensor.ufuncs import hyp2f1_grad_a, hyp2f1_grad_b, hyp2f1_grad_c
 from tests.tensor.test_grad_ops import _check_pushforward, check_grad
 from tests.tensor.utils import assert_infer_shape
@@ -263,7 +263,7 @@ def test_complex_order_refused():
 
 
 def test_hyp2f1_grad_wrt_is_checked():
-    from arignote.scalar.special_extra import Hyp2F1Grad
+    from arignote.scalar.hypergeometric import Hyp2F1Grad
 
     with pytest.raises(ValueError, match="wrt must be 0"):
         Hyp2F1Grad(3)

@@ -1,3 +1,3 @@
 """Rewrite rules for tensor graphs; importing this registers them (arignote.tensor does)."""
 
-from arignote.tensor.rewriting import elemwise, subtensor  # noqa: F401
+from arignote.tensor.rewriting import elemwise, shape, subtensor  # noqa: F401

@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection, Generator, Hashable, Iterable,
 from typing import Any, TypeVar
 
 from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.op import HasInnerGraph
 
 T = TypeVar("T")
 
@@ -301,7 +302,6 @@ def get_var_by_name(
 
     Inner graphs of Ops that have one are searched too.
     """
-    from arignote.graph.op import HasInnerGraph
 
     def expand(var: Variable) -> list[Variable] | None:
         owner = var.owner

@@ -39,7 +39,9 @@ import numpy as np
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
 from arignote.graph.replace import register_batch_rule
+from arignote.tensor.blockwise_grad import blockwise_pullback, blockwise_pushforward
 from arignote.tensor.conversion import as_tensor_variable
+from arignote.tensor.shape import ShapeError
 from arignote.tensor.type import TensorType
 
 __all__ = ["Blockwise", "blockwise_apply", "parse_gufunc_signature"]
@@ -189,8 +191,6 @@ class Blockwise(Op):
             cell[0] = r
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
-        from arignote.tensor.shape import ShapeError
-
         ndims = self._core_ndims()
         batch = _symbolic_batch(node, shapes, ndims, node.outputs[0].type.ndim - len(self.outputs_sig[0]))
         sizes: dict[str, Any] = {}
@@ -232,16 +232,12 @@ class Blockwise(Op):
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
         """The core Op's pullback, vectorised over the batch dimensions."""
-        from arignote.tensor.blockwise_grad import blockwise_pullback
-
         return blockwise_pullback(self, inputs, outputs, output_grads)
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
         """The core Op's pushforward, vectorised over the batch dimensions."""
-        from arignote.tensor.blockwise_grad import blockwise_pushforward
-
         return blockwise_pushforward(self, inputs, outputs, eval_points)
 
 

@@ -33,7 +33,7 @@ from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
 from arignote.graph.replace import register_batch_rule
-from arignote.tensor.alloc import zeros_like
+from arignote.tensor.alloc import Alloc, zeros_like
 from arignote.tensor.conversion import (
     NotScalarConstantError,
     as_tensor_variable,
@@ -49,6 +49,7 @@ from arignote.tensor.shape import (
     shape_i,
     specify_shape,
 )
+from arignote.tensor.subtensor import set_subtensor
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import cast, maximum, minimum
 
@@ -227,8 +228,6 @@ def _embed_diagonal_block(full: Variable, x: Variable, a1: int, a2: int) -> Vari
     """``full`` (an ``AllocDiag`` output: ``S x S`` on axes ``a1, a2``) placed in zeros
     shaped like ``x``. Every nonzero of ``full`` lies inside ``x``'s lengths, so cutting
     it to ``min(S, n)`` on each axis keeps them all; the rest of ``x``'s block stays 0."""
-    from arignote.tensor.subtensor import set_subtensor
-
     size = shape_i(full, a1)
     index: list[Any] = [slice(None)] * x.type.ndim
     for a in (a1, a2):
@@ -306,8 +305,6 @@ class AllocDiag(Op):
     def do_constant_folding(self, fgraph: Any, node: Apply) -> bool:
         """Fold only small outputs: the output has about ``n`` times more elements than
         the input, and a folded constant lives as long as the compiled function."""
-        from arignote.tensor.alloc import Alloc
-
         shape = node.outputs[0].type.shape
         return None not in shape and int(np.prod(shape)) <= Alloc.fold_limit
 
@@ -463,8 +460,6 @@ def fill_diagonal(a: Any, val: Any) -> Variable:
            [0., 5.],
            [0., 0.]])
     """
-    from arignote.tensor.subtensor import set_subtensor
-
     a = as_tensor_variable(a)
     if a.type.ndim < 2:
         raise TypeError(f"fill_diagonal: a must have at least 2 dimensions, got {a} of Type {a.type}")
@@ -513,8 +508,6 @@ def fill_diagonal_offset(a: Any, val: Any, offset: Any) -> Variable:
            [1., 0., 0.],
            [0., 1., 0.]])
     """
-    from arignote.tensor.subtensor import set_subtensor
-
     a = as_tensor_variable(a)
     if a.type.ndim != 2:
         raise TypeError(f"fill_diagonal_offset: a must be a matrix, got {a} of Type {a.type}")

@@ -34,7 +34,7 @@ from arignote.tensor.conversion import as_tensor_variable, constant
 from arignote.tensor.elemwise import DimShuffle, _static_length
 from arignote.tensor.ranges import arange, linspace
 from arignote.tensor.searching import nonzero
-from arignote.tensor.shape import dim_length, shape_tuple
+from arignote.tensor.shape import dim_length, make_vector, shape_tuple
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import cast, eq, invert, switch
 
@@ -72,8 +72,6 @@ def _as_dims(dims: Any, what: str) -> Variable:
     """The array shape ``dims`` (a sequence of lengths or an integer vector) as an int64
     vector."""
     if isinstance(dims, (list, tuple)):
-        from arignote.tensor.shape import make_vector
-
         if all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in dims):
             return constant(np.asarray(dims, dtype="int64").reshape(len(dims)))
         parts = [_as_index(d, f"{what}: dims entry {i}") for i, d in enumerate(dims)]

@@ -28,9 +28,14 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Variable
-from arignote.tensor.conversion import as_tensor_variable
+from arignote.tensor.conversion import (
+    NotScalarConstantError,
+    as_tensor_variable,
+    get_underlying_scalar_constant_value,
+)
 from arignote.tensor.join import join, split
-from arignote.tensor.shape import make_vector, shape_tuple
+from arignote.tensor.reductions import prod
+from arignote.tensor.shape import MakeVector, make_vector, shape_tuple
 from arignote.tensor.shape_utils import join_dims, split_dims
 
 __all__ = ["join_dims", "pack", "split_dims", "unpack"]
@@ -109,9 +114,6 @@ def unpack(
 
 
 def _entries(s: Variable) -> list:
-    from arignote.tensor.conversion import NotScalarConstantError, get_underlying_scalar_constant_value
-    from arignote.tensor.shape import MakeVector
-
     # the entries themselves where pack built the vector: static lengths stay static
     items = list(s.owner.inputs) if s.owner is not None and isinstance(s.owner.op, MakeVector) else None
     out: list = []
@@ -125,6 +127,4 @@ def _entries(s: Variable) -> list:
 
 
 def _size(s: Variable) -> Any:
-    from arignote.tensor.reductions import prod
-
     return prod(s) if s.type.shape[0] else np.int64(1)

@@ -30,11 +30,14 @@ from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
 from arignote.scalar.type import ScalarType
+from arignote.tensor.alloc import alloc
 from arignote.tensor.conversion import _flatten, as_tensor_variable, constant
+from arignote.tensor.ranges import arange
+from arignote.tensor.reductions import prod
 from arignote.tensor.reductions import sum as pt_sum
-from arignote.tensor.shape import _grad_like, _zero_grad
+from arignote.tensor.shape import _grad_like, _zero_grad, reshape, shape, shape_i
 from arignote.tensor.type import TensorType
-from arignote.tensor.ufuncs import cast, maximum, minimum, switch
+from arignote.tensor.ufuncs import cast, eq, maximum, minimum, switch
 
 __all__ = ["slice_len", "slice_at_axis", "get_idx_list", "indices_from_subtensor"]
 
@@ -774,12 +777,6 @@ def _surviving_writes(x: Variable, taken: Variable, write: Callable, read: Calla
     ``taken``'s dtype and shape, ``taken`` being ``g[idx]``). A repeated position keeps one
     write: which one is found by writing each entry's own number with the same index and
     reading back what survived, so it agrees with NumPy's order, whatever that is."""
-    from arignote.tensor.alloc import alloc
-    from arignote.tensor.ranges import arange
-    from arignote.tensor.reductions import prod
-    from arignote.tensor.shape import reshape, shape, shape_i
-    from arignote.tensor.ufuncs import eq
-
     dims = [shape_i(x, d) for d in range(x.type.ndim)]
     ids = reshape(arange(prod(shape(taken)), dtype="int64"), shape(taken), ndim=taken.type.ndim)
     kept = read(write(alloc(np.int64(-1), *dims), ids))

@@ -9,6 +9,7 @@ from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import register_rewrite
 from arignote.scalar.type import upcast
+from arignote.tensor.conversion import constant
 from arignote.tensor.elemwise import Elemwise
 
 
@@ -18,8 +19,6 @@ def upcast_constant_inputs(fgraph: FunctionGraph, node: Apply) -> list[Variable]
     """Give constant inputs the dtype the Elemwise computes in anyway (``x + 1`` with a
     float64 ``x``: the int8 constant 1 becomes the float64 constant 1.0), when the value
     converts exactly. Later rules then see one dtype; nothing computes differently."""
-    from arignote.tensor.conversion import constant
-
     (out,) = node.outputs if len(node.outputs) == 1 else (None,)
     if out is None:
         return None

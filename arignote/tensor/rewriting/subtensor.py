@@ -8,6 +8,7 @@ from arignote.graph.basic import Apply, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import register_rewrite
+from arignote.tensor.conversion import constant
 from arignote.tensor.shape import Shape, Shape_i
 from arignote.tensor.subtensor import Subtensor
 from arignote.tensor.subtensor_index import is_full_slice
@@ -29,8 +30,6 @@ def _shape_entry(node: Apply) -> tuple[Variable, int] | None:
 @node_rewriter([Subtensor])
 def local_subtensor_of_static_shape(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``Shape(x)[i]`` where ``x``'s length ``i`` is static: that length, as a constant."""
-    from arignote.tensor.conversion import constant
-
     entry = _shape_entry(node)
     if entry is None:
         return None

@@ -38,6 +38,7 @@ from arignote.graph.op import Op
 from arignote.scalar.type import upcast
 from arignote.tensor.blockwise import blockwise_apply
 from arignote.tensor.conversion import as_tensor_variable
+from arignote.tensor.pad import pad
 from arignote.tensor.products import _product_rule
 from arignote.tensor.shape import _grad_like, dim_length
 from arignote.tensor.subtensor import flip
@@ -189,8 +190,6 @@ class _Convolve(Op):
         g = as_tensor_variable(g)
         widths = self._full_pad(x, h)
         if any(not (isinstance(w, int) and w == 0) for pair in widths for w in pair):
-            from arignote.tensor.pad import pad
-
             g = pad(g, widths, mode="constant")
         valid = self._with_mode("valid")
         gx = valid(g, flip(h))
@@ -327,8 +326,6 @@ def convolve2d(
 
 
 def _extend(in1: Variable, in2: Variable, mode: str, pad_mode: str, fillvalue: Any) -> Variable:
-    from arignote.tensor.pad import pad
-
     widths: list[tuple[Length, Length]] = [(0, 0)] * (in1.type.ndim - 2)
     for d in (in2.type.ndim - 2, in2.type.ndim - 1):
         k = dim_length(in2, d)

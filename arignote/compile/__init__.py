@@ -1,7 +1,6 @@
 """Compilation: ``function``, shared variables, modes, profiling and debugging modes."""
 
-from typing import Any
-
+from arignote.compile.builders import OpFromGraph
 from arignote.compile.executor import Function
 from arignote.compile.function import function
 from arignote.compile.io import In, Out, SymbolicInput, SymbolicOutput
@@ -11,13 +10,13 @@ from arignote.compile.rebuild import rebuild_collect_shared
 from arignote.compile.sharedvalue import SharedVariable, shared, shared_constructor
 
 __all__ = [
+    "OpFromGraph",
     "FAST_COMPILE",
     "FAST_RUN",
     "Function",
     "FunctionMaker",
     "In",
     "Mode",
-    "OpFromGraph",
     "Out",
     "SharedVariable",
     "SymbolicInput",
@@ -31,13 +30,3 @@ __all__ = [
     "shared",
     "shared_constructor",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    # OpFromGraph's module registers tensor rules (shape, batching), so it is imported once
-    # arignote.tensor is complete (arignote/__init__ does), not while tensor imports this package
-    if name == "OpFromGraph":
-        from arignote.compile.builders import OpFromGraph
-
-        return OpFromGraph
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

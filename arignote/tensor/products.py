@@ -17,7 +17,6 @@ array([3., 3.])
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -32,6 +31,7 @@ from arignote.scalar.type import complex_types, upcast
 from arignote.tensor.axes import expand_dims, squeeze, transpose
 from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.elemwise import DimShuffle, normalize_axis
+from arignote.tensor.reductions import sum as tensor_sum
 from arignote.tensor.shape import (
     Shape_i,
     _grad_like,
@@ -41,6 +41,7 @@ from arignote.tensor.shape import (
     specify_shape,
 )
 from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import add, cast, conj, mul
 
 # The Ops are reached through this module (as in PyTensor, where they are not in
 # ``pytensor.tensor``); the functions are re-exported by ``arignote.tensor``.
@@ -57,12 +58,6 @@ __all__ = [
     "matvec",
     "vecmat",
 ]
-
-
-def _m() -> Any:
-    # arignote.tensor.math imports this module (it re-exports dot/matmul), so the
-    # elementwise functions used here are looked up on first use.
-    return importlib.import_module("arignote.tensor.math")
 
 
 def _fmt(shape: Sequence[int | None]) -> str:
@@ -127,7 +122,6 @@ class Dot(Op):
         """``g @ y.T`` and ``x.T @ g``, in the form each 1-d/2-d combination needs."""
         x, y = inputs
         g = as_tensor_variable(output_grads[0])
-        mul = _m().mul
         if x.type.ndim == 1 and y.type.ndim == 1:  # inner product: g is 0-d
             gx, gy = mul(g, y), mul(g, x)
         elif x.type.ndim == 2 and y.type.ndim == 1:  # matrix-vector: g is (m,)
@@ -159,7 +153,7 @@ def _product_rule(product: Any, inputs: Sequence[Variable], eval_points: Sequenc
         terms.append(product(x, dy))
     if not terms:
         return [disconnected_type()]
-    return [terms[0] if len(terms) == 1 else _m().add(*terms)]
+    return [terms[0] if len(terms) == 1 else add(*terms)]
 
 
 _dot = Dot()
@@ -175,7 +169,7 @@ def dot(a: Any, b: Any) -> Variable:
     a = as_tensor_variable(a)
     b = as_tensor_variable(b)
     if a.type.ndim == 0 or b.type.ndim == 0:
-        return _m().mul(a, b)
+        return mul(a, b)
     if a.type.ndim <= 2 and b.type.ndim <= 2:
         return _dot(a, b)
     return tensordot(a, b, [[a.type.ndim - 1], [max(0, b.type.ndim - 2)]])
@@ -317,7 +311,7 @@ def _sum_batch(g: Variable, v: Variable) -> Variable:
     """``g`` summed (keeping the dimensions) over the batch dimensions where ``v`` has a
     static 1 that was broadcast."""
     axes = [d for d in range(v.type.ndim - 2) if v.type.shape[d] == 1 and g.type.shape[d] != 1]
-    return _m().sum(g, axis=axes, keepdims=True) if axes else g
+    return tensor_sum(g, axis=axes, keepdims=True) if axes else g
 
 
 _matmul = MatMul()
@@ -345,7 +339,7 @@ def matmul(x1: Any, x2: Any, dtype: Any = None) -> Variable:
     else:
         out = _matmul(x1, x2)
     if dtype is not None:
-        out = _m().cast(out, dtype)
+        out = cast(out, dtype)
     return out
 
 
@@ -360,7 +354,7 @@ def vecdot(x1: Any, x2: Any, dtype: Any = None) -> Variable:
         out = _dot(x1, x2)
     else:
         out = squeeze(_matmul(expand_dims(x1, -2), expand_dims(x2, -1)), (-2, -1))
-    return out if dtype is None else _m().cast(out, dtype)
+    return out if dtype is None else cast(out, dtype)
 
 
 def matvec(x1: Any, x2: Any, dtype: Any = None) -> Variable:
@@ -374,7 +368,7 @@ def matvec(x1: Any, x2: Any, dtype: Any = None) -> Variable:
         out = _dot(x1, x2)
     else:
         out = squeeze(_matmul(x1, expand_dims(x2, -1)), -1)
-    return out if dtype is None else _m().cast(out, dtype)
+    return out if dtype is None else cast(out, dtype)
 
 
 def vecmat(x1: Any, x2: Any, dtype: Any = None) -> Variable:
@@ -388,7 +382,7 @@ def vecmat(x1: Any, x2: Any, dtype: Any = None) -> Variable:
         out = _dot(x1, x2)
     else:
         out = squeeze(_matmul(expand_dims(x1, -2), x2), -2)
-    return out if dtype is None else _m().cast(out, dtype)
+    return out if dtype is None else cast(out, dtype)
 
 
 def _need_vectors(fname: str, *vs: Variable) -> None:
@@ -436,8 +430,8 @@ def _size(dims: Sequence[Any]) -> Any:
     static = math.prod(d for d in dims if isinstance(d, int))
     for d in dims:
         if not isinstance(d, int):
-            out = d if out is None else _m().mul(out, d)
-    return out if static == 1 else _m().mul(out, np.int64(static))
+            out = d if out is None else mul(out, d)
+    return out if static == 1 else mul(out, np.int64(static))
 
 
 def tensordot(a: Any, b: Any, axes: int | Sequence[Sequence[int]] = 2) -> Variable:
@@ -459,7 +453,7 @@ def tensordot(a: Any, b: Any, axes: int | Sequence[Sequence[int]] = 2) -> Variab
     na, nb = a.type.ndim, b.type.ndim
     axes_a, axes_b = _parse_axes(axes, na, nb)
     if na == 0 or nb == 0:
-        return _m().mul(a, b)  # nothing to sum over: the outer product of a 0-d operand
+        return mul(a, b)  # nothing to sum over: the outer product of a 0-d operand
 
     sa, sb = a.type.shape, b.type.shape
     for ax_a, ax_b in zip(axes_a, axes_b):
@@ -509,7 +503,7 @@ def outer(x: Any, y: Any) -> Variable:
         x = flatten(x)
     if y.type.ndim != 1:
         y = flatten(y)
-    return _m().mul(expand_dims(x, 1), expand_dims(y, 0))
+    return mul(expand_dims(x, 1), expand_dims(y, 0))
 
 
 def vdot(a: Any, b: Any) -> Variable:
@@ -522,7 +516,7 @@ def vdot(a: Any, b: Any) -> Variable:
     if b.type.ndim != 1:
         b = flatten(b)
     if a.type.dtype in complex_types:
-        a = _m().conj(a)
+        a = conj(a)
     return _dot(a, b)
 
 

@@ -49,9 +49,9 @@ from arignote.graph.traversal import ancestors, graph_inputs
 from arignote.scalar.type import get_scalar_type
 from arignote.tensor.conversion import as_tensor_variable, scalar_from_tensor
 from arignote.tensor.join import join, split
+from arignote.tensor.linalg.solve import solve
 from arignote.tensor.reductions import prod
 from arignote.tensor.shape import _zero_grad, flatten, reshape
-from arignote.tensor.slinalg import solve
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import cast
 from arignote.tensor.variable import TensorVariable

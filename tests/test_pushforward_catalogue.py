@@ -122,7 +122,7 @@ SPECIAL = {"arignote._gradient.ops.UndefinedGrad", "arignote._gradient.ops.Disco
 SKIP: dict[str, str] = {
     "arignote.tensor.random.op.RandomVariable": "abstract base of the random variables (each is in RV_CASES)",
     RV + "ScipyRandomVariable": "abstract base of the random variables SciPy draws (each is in RV_CASES)",
-    "arignote.tensor.slinalg.SolveBase": "abstract base of Solve, SolveTriangular, CholeskySolve (each has cases)",
+    "arignote.tensor.linalg.solve.SolveBase": "abstract base of Solve, SolveTriangular, CholeskySolve (each has cases)",
     "arignote.tensor.reductions._BoolReduce": "abstract base of All and Any_ (each has a case)",
     "arignote.optimize.ScipyWrapperOp": "abstract base of the scipy.optimize Ops (each has cases)",
     "arignote.tensor.signal.conv._Convolve": "abstract base of Convolve1d and Convolve2d (each has cases)",

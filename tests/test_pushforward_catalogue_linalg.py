@@ -23,7 +23,7 @@ from arignote.scalar.type import get_scalar_type
 from arignote.tensor import linalg as la
 from arignote.tensor.blockwise import Blockwise
 from arignote.tensor.elemwise import Elemwise
-from arignote.tensor.linalg_base import RuntimeCheck
+from arignote.tensor.linalg.operands import RuntimeCheck
 from arignote.tensor.products import Dot
 from tests.test_pushforward_catalogue_harness import (
     Builder,
@@ -128,12 +128,12 @@ def sq3(dtype: str) -> np.ndarray:
 
 
 LINALG_CASES: dict[str, list[Builder]] = {
-    "arignote.tensor.slinalg.Cholesky": [
+    "arignote.tensor.linalg.decompositions.Cholesky": [
         on_matrix(la.cholesky, spd3, sym3),
         on_matrix(lambda a: la.cholesky(a, lower=False), spd3, sym3),
     ],
-    "arignote.tensor.slinalg.CholeskySolve": [_cho_solve],
-    "arignote.tensor.slinalg.Solve": [
+    "arignote.tensor.linalg.solve.CholeskySolve": [_cho_solve],
+    "arignote.tensor.linalg.solve.Solve": [
         solve_case(la.solve, sq3, (3, 2)),
         solve_case(la.solve, sq3, (3,)),
         solve_case(lambda a, b: la.solve(a, b, transposed=True), sq3, (3,)),
@@ -146,7 +146,7 @@ LINALG_CASES: dict[str, list[Builder]] = {
             a_tangent=lambda d: tridiagonal(d) - square(4, seed=3, dtype=d) * 0.5 * (tridiagonal(d) != 0),
         ),
     ],
-    "arignote.tensor.slinalg.SolveTriangular": [
+    "arignote.tensor.linalg.solve.SolveTriangular": [
         solve_case(
             lambda a, b: la.solve_triangular(a, b, lower=True),
             lower_triangular,
@@ -160,26 +160,31 @@ LINALG_CASES: dict[str, list[Builder]] = {
             a_tangent=lambda d: np.tril(rand(3, 3, seed=8)).astype(d),
         ),
     ],
-    "arignote.tensor.slinalg.Eigvalsh": [on_matrix(la.eigvalsh, sym3, sym3), _generalized_eigvalsh],
-    "arignote.tensor.slinalg.Expm": [on_matrix(la.expm, lambda d: (rand(3, 3) * 0.5).astype(d))],
-    "arignote.tensor.linalg_decompositions.Eigh": [
+    "arignote.tensor.linalg.decompositions.Eigvalsh": [
+        on_matrix(la.eigvalsh, sym3, sym3),
+        _generalized_eigvalsh,
+    ],
+    "arignote.tensor.linalg.matrix_functions.Expm": [
+        on_matrix(la.expm, lambda d: (rand(3, 3) * 0.5).astype(d))
+    ],
+    "arignote.tensor.linalg.decompositions.Eigh": [
         on_matrix(la.eigh, sym3, lambda d: sym(3, seed=4, dtype=d))
     ],
-    "arignote.tensor.nlinalg.MatrixInverse": [on_matrix(la.inv, sq3)],
-    "arignote.tensor.nlinalg.Det": [
+    "arignote.tensor.linalg.inverse.MatrixInverse": [on_matrix(la.inv, sq3)],
+    "arignote.tensor.linalg.inverse.Det": [
         on_matrix(la.det, sq3),
         on_matrix(la.det, lambda d: rand(3, 3, seed=3, dtype=d)),
     ],
-    "arignote.tensor.nlinalg.SLogDet": [
+    "arignote.tensor.linalg.inverse.SLogDet": [
         on_matrix(la.slogdet, sq3),
         on_matrix(la.slogdet, lambda d: -square(3, seed=1, dtype=d)),  # negative determinant
     ],
-    "arignote.tensor.nlinalg.MatrixPinv": [
+    "arignote.tensor.linalg.inverse.MatrixPinv": [
         on_matrix(la.pinv, lambda d: rand(4, 2, seed=2, dtype=d)),
         on_matrix(la.pinv, lambda d: rand(2, 4, seed=3, dtype=d)),
         on_matrix(lambda a: la.pinv(a, hermitian=True), spd3, sym3),
     ],
-    "arignote.tensor.linalg_base.RuntimeCheck": [
+    "arignote.tensor.linalg.operands.RuntimeCheck": [
         _runtime_check("square", (2, 2)),
         _runtime_check("tall", (3, 2)),
     ],

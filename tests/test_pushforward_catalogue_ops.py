@@ -222,31 +222,31 @@ ROWS, COLS = np.array([0, 2, 0]), np.array([1, 3, 1])  # (0, 1) appears twice
 
 
 SUBTENSOR_CASES: dict[str, list[Builder]] = {
-    "arignote.tensor.subtensor.Subtensor": [
+    "arignote.tensor.indexing.basic.Subtensor": [
         unary(lambda x: x[1:, ::-2]),
         unary(lambda x: x[-1]),
         _subtensor_symbolic,
     ],
-    "arignote.tensor.subtensor.IncSubtensor": [
+    "arignote.tensor.indexing.basic.IncSubtensor": [
         _inc(pt.inc_subtensor, (3, 4), (2, 4), lambda x: x[1:]),
         _inc(pt.set_subtensor, (3, 4), (3,), lambda x: x[:, 2]),
         _inc(pt.inc_subtensor, (3, 4), (1, 2), lambda x: x[::2, 1:3], y_static=(1, None)),
     ],
-    "arignote.tensor.subtensor_advanced.AdvancedSubtensor1": [
+    "arignote.tensor.indexing.advanced.AdvancedSubtensor1": [
         unary(lambda v: v[pt.constant(REPEATED)], shape=(4,)),
         unary(lambda x: x[pt.constant(np.array([1, 1, 0]))], shape=(2, 3)),
     ],
-    "arignote.tensor.subtensor_advanced.AdvancedSubtensor": [
+    "arignote.tensor.indexing.advanced.AdvancedSubtensor": [
         unary(lambda x: x[ROWS[::-1], COLS[::-1]]),
         unary(lambda x: x[1:, pt.constant(np.array([3, 0]))]),
         unary(lambda x: x[x > 0.2]),
     ],
-    "arignote.tensor.subtensor_advanced.AdvancedIncSubtensor1": [
+    "arignote.tensor.indexing.advanced.AdvancedIncSubtensor1": [
         _inc(pt.inc_subtensor, (4,), (4,), lambda v: v[pt.constant(REPEATED)]),
         _inc(pt.set_subtensor, (4,), (4,), lambda v: v[pt.constant(REPEATED)]),
         _inc(pt.set_subtensor, (4, 2), (2,), lambda v: v[pt.constant(np.array([3, 1]))]),
     ],
-    "arignote.tensor.subtensor_advanced.AdvancedIncSubtensor": [
+    "arignote.tensor.indexing.advanced.AdvancedIncSubtensor": [
         _inc(pt.inc_subtensor, (3, 4), (3,), lambda x: x[ROWS, COLS]),
         _inc(pt.set_subtensor, (3, 4), (3,), lambda x: x[ROWS, COLS]),
         _inc(pt.set_subtensor, (3, 4), (2, 2), lambda x: x[1:, pt.constant(np.array([3, 0]))]),

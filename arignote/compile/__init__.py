@@ -7,7 +7,7 @@ from arignote.compile.io import In, Out, SymbolicInput, SymbolicOutput
 from arignote.compile.maker import FunctionMaker, UnusedInputError
 from arignote.compile.mode import FAST_COMPILE, FAST_RUN, Mode, get_default_mode, get_mode, register_mode
 from arignote.compile.rebuild import rebuild_collect_shared
-from arignote.compile.sharedvalue import SharedVariable, shared, shared_constructor
+from arignote.graph.shared import SharedVariable, shared, shared_constructor
 
 __all__ = [
     "OpFromGraph",

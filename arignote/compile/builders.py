@@ -33,7 +33,6 @@ import numpy as np
 
 from arignote._gradient.derivatives import _connection_pattern
 from arignote.compile.function import function
-from arignote.compile.sharedvalue import SharedVariable
 from arignote.graph.basic import Apply, Constant, Variable, clone_get_equiv
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.null_type import is_disconnected, is_null
@@ -41,6 +40,7 @@ from arignote.graph.op import HasInnerGraph, Op
 from arignote.graph.replace import batch_graph, register_batch_rule
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import register_rewrite
+from arignote.graph.shared import SharedVariable
 from arignote.graph.traversal import graph_inputs, io_toposort, variable_depends_on
 from arignote.graph.utils import MissingInputError
 from arignote.tensor.alloc import broadcast_batch

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from arignote.compile.debug.profiling import ProfileStats
-from arignote.compile.sharedvalue import SharedVariable
-from arignote.link.basic import Container
+from arignote.graph.container import Container
+from arignote.graph.shared import SharedVariable
 from arignote.printing import debugprint
 from arignote.tensor.type import TensorType
 

@@ -21,8 +21,8 @@ from typing import Any
 from arignote.compile.io import In, Out, SymbolicInput, SymbolicOutput
 from arignote.compile.maker import FunctionMaker, UnusedInputError
 from arignote.compile.rebuild import _pairs, rebuild_collect_shared
-from arignote.compile.sharedvalue import SharedVariable
 from arignote.graph.basic import Variable
+from arignote.graph.shared import SharedVariable
 from arignote.tensor.conversion import as_tensor_variable
 
 __all__ = ["function", "rebuild_collect_shared"]  # rebuild_collect_shared: PyTensor's path

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from arignote.compile.sharedvalue import SharedVariable
 from arignote.graph.basic import Constant, Variable
+from arignote.graph.shared import SharedVariable
 
 __all__ = ["In", "Out", "SymbolicInput", "SymbolicOutput"]
 

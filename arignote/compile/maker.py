@@ -13,10 +13,10 @@ from arignote.compile.mode import Mode, get_mode
 from arignote.compile.rebuild import _pairs, rebuild_collect_shared
 from arignote.configdefaults import config
 from arignote.graph.basic import Variable
+from arignote.graph.container import Container
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.traversal import ancestors
 from arignote.graph.utils import MissingInputError
-from arignote.link.basic import Container
 
 __all__ = ["FunctionMaker", "UnusedInputError"]
 

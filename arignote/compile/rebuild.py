@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from arignote.compile.sharedvalue import SharedVariable
 from arignote.graph.basic import Constant, Variable, clone_get_equiv
+from arignote.graph.shared import SharedVariable
 from arignote.graph.traversal import graph_inputs
 
 __all__ = ["rebuild_collect_shared"]

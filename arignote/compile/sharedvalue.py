@@ -1,146 +1,15 @@
-"""Shared variables: graph inputs that carry their own value between calls.
+"""``pytensor.compile.sharedvalue``'s path: shared variables (``shared``,
+``SharedVariable``, ``shared_constructor``), whose home is :mod:`arignote.graph.shared`:
+they are graph Variables holding a value, below the tensor layer that registers its own
+constructor.
 
 >>> import numpy as np
 >>> from arignote.compile.sharedvalue import shared
 >>> w = shared(np.zeros(3), name="w")
->>> w.type
-TensorType(float64, shape=(None,))
->>> w.set_value(np.ones(3)); w.get_value()
-array([1., 1., 1.])
+>>> w.get_value()
+array([0., 0., 0.])
 """
 
-from __future__ import annotations
-
-import copy
-from collections.abc import Callable
-from typing import Any
-
-from arignote.graph.basic import Variable
-from arignote.graph.type import Type
-from arignote.link.basic import Container
+from arignote.graph.shared import SharedVariable, shared, shared_constructor
 
 __all__ = ["SharedVariable", "shared", "shared_constructor"]
-
-
-class SharedVariable(Variable):
-    """A Variable whose value lives with it (in a :class:`Container`) and that every
-    compiled function using it reads, and may update, implicitly.
-
-    ``default_update`` (a Variable) is the update applied by functions that use this
-    variable when no explicit update is given (unless ``no_default_updates``).
-    """
-
-    #: graph_inputs that carry a value are not explicit function inputs
-    _carries_value = True
-
-    def __init__(
-        self,
-        name: str | None,
-        type: Type,
-        value: Any,
-        strict: bool,
-        allow_downcast: bool | None = None,
-        container: Container | None = None,
-    ):
-        super().__init__(type, None, None, name)
-        if container is not None:
-            self.container = container
-            if value is not None or strict:
-                raise TypeError("SharedVariable: give either a container or a value, not both")
-        else:
-            self.container = Container(
-                type,
-                [type.filter(value, strict=strict, allow_downcast=allow_downcast)],
-                name=name,
-                strict=strict,
-                allow_downcast=allow_downcast,
-            )
-        self.default_update: Variable | None = None
-
-    def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> Any:
-        """The current value (a copy unless ``borrow``)."""
-        value = self.container.value
-        return value if borrow else copy.deepcopy(value)
-
-    def set_value(self, new_value: Any, borrow: bool = False) -> None:
-        """Set the value (filtered through the Type; copied unless ``borrow``)."""
-        self.container.value = new_value if borrow else copy.deepcopy(new_value)
-
-    @property
-    def value(self) -> Any:  # pragma: no cover - convenience alias
-        return self.get_value(borrow=True)
-
-    def zero(self, borrow: bool = False) -> None:
-        """Set the value to zeros of the same shape."""
-        value = self.container.value
-        self.container.value = value * 0 if borrow else copy.deepcopy(value) * 0
-
-    def clone(self, **kwargs: Any) -> SharedVariable:
-        """A copy sharing the same container (so the same value)."""
-        cp = type(self)(
-            name=kwargs.get("name", self.name),
-            type=self.type,
-            value=None,
-            strict=False,
-            container=self.container,
-        )
-        cp.default_update = self.default_update
-        if self._tag is not None:
-            cp._tag = copy.copy(self._tag)
-        return cp
-
-    def __getstate__(self) -> dict:
-        return dict(self.__dict__)
-
-
-_constructors: list[Callable] = []
-
-
-def shared_constructor(ctor: Callable, remove: bool = False) -> Callable:
-    """Register ``ctor(value, name, strict, allow_downcast, **kwargs)``; the most recently
-    registered constructor that accepts a value (does not raise ``TypeError``) wins."""
-    if remove:
-        _constructors.remove(ctor)
-    else:
-        _constructors.append(ctor)
-    return ctor
-
-
-def shared(
-    value: Any,
-    name: str | None = None,
-    strict: bool = False,
-    allow_downcast: bool | None = None,
-    **kwargs: Any,
-) -> SharedVariable:
-    """A :class:`SharedVariable` holding ``value`` (copied unless ``borrow=True``).
-
-    Arrays and numbers make tensor shared variables, whose static shape is unknown
-    (values of another shape may be set later) unless ``shape=`` is given.
-    """
-    if isinstance(value, Variable):
-        raise TypeError(f"shared() needs a value, not the symbolic Variable {value}; use value.eval() first?")
-    borrow = kwargs.pop("borrow", False)
-    if not borrow:
-        value = copy.deepcopy(value)
-    errors: list[TypeError] = []
-    for ctor in reversed(_constructors):
-        try:
-            var = ctor(value, name=name, strict=strict, allow_downcast=allow_downcast, **kwargs)
-        except TypeError as err:
-            errors.append(err)
-            continue
-        var.tag.is_shared = True  # a hint for printers
-        return var
-    what = f"{type(value).__name__} {_short_repr(value)}"
-    if len(errors) == 1:  # the usual case (one constructor): its reason, as it said it
-        raise TypeError(f"shared({what}): {errors[0]}") from None
-    raise TypeError(
-        f"No shared variable constructor accepts {what}"
-        + (f" ({'; '.join(str(e) for e in errors)})" if errors else "")
-    )
-
-
-def _short_repr(value: Any, limit: int = 80) -> str:
-    text = " ".join(repr(value).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -23,6 +23,7 @@ from arignote.tensor import (
     signal,
     slinalg,
     special,
+    subtensor,
 )
 from arignote.tensor.alloc import *
 from arignote.tensor.axes import *
@@ -35,6 +36,8 @@ from arignote.tensor.einsum import *
 from arignote.tensor.elemwise import *
 from arignote.tensor.functional import vectorize
 from arignote.tensor.index_utils import *
+from arignote.tensor.indexing.advanced import *
+from arignote.tensor.indexing.basic import *
 from arignote.tensor.interpolate import *
 from arignote.tensor.join import *
 from arignote.tensor.pad import *
@@ -47,8 +50,6 @@ from arignote.tensor.shape_utils import *
 from arignote.tensor.sharedvar import TensorSharedVariable
 from arignote.tensor.sort import *
 from arignote.tensor.statistics import *
-from arignote.tensor.subtensor import *
-from arignote.tensor.subtensor_advanced import *
 from arignote.tensor.type import *
 from arignote.tensor.ufuncs import *
 from arignote.tensor.variable import *

@@ -70,6 +70,10 @@ from arignote.tensor.index_utils import (
     triu_indices,
     triu_indices_from,
 )
+from arignote.tensor.indexing.advanced import (
+    choose,
+    take_along_axis,
+)
 from arignote.tensor.join import (
     Join,
     Split,
@@ -112,10 +116,6 @@ from arignote.tensor.shape_utils import (
 from arignote.tensor.sort import (
     inverse_permutation,
     permute_row_elements,
-)
-from arignote.tensor.subtensor_advanced import (
-    choose,
-    take_along_axis,
 )
 from arignote.tensor.type import (
     TensorType,

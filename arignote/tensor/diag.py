@@ -40,6 +40,7 @@ from arignote.tensor.conversion import (
     constant,
     get_underlying_scalar_constant_value,
 )
+from arignote.tensor.indexing.basic import set_subtensor
 from arignote.tensor.ranges import arange
 from arignote.tensor.reductions import sum as tensor_sum
 from arignote.tensor.shape import (
@@ -49,7 +50,6 @@ from arignote.tensor.shape import (
     shape_i,
     specify_shape,
 )
-from arignote.tensor.subtensor import set_subtensor
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import cast, maximum, minimum
 

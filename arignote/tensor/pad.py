@@ -24,6 +24,9 @@ from arignote.tensor.alloc import alloc
 from arignote.tensor.axes import expand_dims
 from arignote.tensor.checks import check_values
 from arignote.tensor.conversion import as_tensor_variable
+from arignote.tensor.indexing.advanced import take
+from arignote.tensor.indexing.basic import flip
+from arignote.tensor.indexing.index import slice_at_axis
 from arignote.tensor.join import concatenate
 from arignote.tensor.ranges import arange, linspace
 from arignote.tensor.reductions import max as tensor_max
@@ -31,9 +34,6 @@ from arignote.tensor.reductions import mean
 from arignote.tensor.reductions import min as tensor_min
 from arignote.tensor.shape import dim_length
 from arignote.tensor.statistics import median
-from arignote.tensor.subtensor import flip
-from arignote.tensor.subtensor_advanced import take
-from arignote.tensor.subtensor_index import slice_at_axis
 from arignote.tensor.ufuncs import cast, ge, int_div, maximum, mod, round, switch
 
 __all__ = ["pad"]

@@ -25,13 +25,13 @@ from arignote.tensor.axes import expand_dims, moveaxis
 from arignote.tensor.checks import _is_int
 from arignote.tensor.conversion import as_tensor_variable, constant
 from arignote.tensor.elemwise import normalize_axis
+from arignote.tensor.indexing.advanced import take
+from arignote.tensor.indexing.basic import inc_subtensor
 from arignote.tensor.join import concatenate, stack
 from arignote.tensor.ranges import arange
 from arignote.tensor.reductions import max as tensor_max
 from arignote.tensor.reductions import sum as tensor_sum
 from arignote.tensor.shape import _grad_like, _zero_grad, flatten, reshape, shape, shape_i
-from arignote.tensor.subtensor import inc_subtensor
-from arignote.tensor.subtensor_advanced import take
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import cast, maximum, neq
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from arignote.compile.sharedvalue import SharedVariable, shared_constructor
+from arignote.graph.shared import SharedVariable, shared_constructor
 from arignote.tensor.conversion import _python_dtype
 from arignote.tensor.type import TensorType
 from arignote.tensor.variable import _tensor_py_operators

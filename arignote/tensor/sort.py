@@ -24,8 +24,8 @@ from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
 from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.elemwise import normalize_axis
+from arignote.tensor.indexing.advanced import _broadcast_together, _check_int, take_along_axis
 from arignote.tensor.shape import _grad_like, _zero_grad, flatten
-from arignote.tensor.subtensor_advanced import _broadcast_together, _check_int, take_along_axis
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import cast
 

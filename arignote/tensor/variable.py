@@ -25,7 +25,9 @@ from arignote.tensor.cumulative import cumprod as _cumprod
 from arignote.tensor.cumulative import cumsum as _cumsum
 from arignote.tensor.diag import diagonal as _diagonal
 from arignote.tensor.elemwise import DimShuffle
-from arignote.tensor.nlinalg import trace as _trace
+from arignote.tensor.indexing.advanced import take as _take
+from arignote.tensor.indexing.basic import getitem, inc_subtensor, set_subtensor
+from arignote.tensor.linalg.matrix_functions import trace as _trace
 from arignote.tensor.products import dot as _dot
 from arignote.tensor.products import matmul as _matmul
 from arignote.tensor.reductions import all as _all
@@ -45,8 +47,6 @@ from arignote.tensor.shape import reshape as _reshape
 from arignote.tensor.shape import shape as _shape
 from arignote.tensor.sort import argsort as _argsort
 from arignote.tensor.sort import sort as _sort
-from arignote.tensor.subtensor import getitem, inc_subtensor, set_subtensor
-from arignote.tensor.subtensor_advanced import take as _take
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import abs as _abs
 from arignote.tensor.ufuncs import (

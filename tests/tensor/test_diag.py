@@ -16,7 +16,7 @@ from arignote.graph.replace import batch_graph
 from arignote.graph.traversal import apply_ancestors
 from arignote.tensor.batching import Batched
 from arignote.tensor.diag import AllocDiag, ExtractDiag
-from arignote.tensor.linalg_base import diag_embed, diag_part
+from arignote.tensor.linalg.operands import diag_embed, diag_part
 from tests.tensor.test_grad_ops import _check_pushforward, check_grad
 from tests.tensor.utils import assert_infer_shape
 

@@ -22,7 +22,7 @@ from arignote.gradient import NullTypeGradError, Rop, grad, jacobian
 from arignote.graph.replace import batch_graph
 from arignote.tensor import nlinalg
 from arignote.tensor.blockwise import Blockwise
-from arignote.tensor.linalg_base import RuntimeCheck
+from arignote.tensor.linalg.operands import RuntimeCheck
 from tests.tensor.test_grad_ops import _check_pushforward, check_grad
 from tests.tensor.utils import assert_infer_shape
 

@@ -13,7 +13,7 @@ import scipy.linalg as sl
 
 import arignote.tensor as pt
 from arignote.tensor import linalg, nlinalg, slinalg
-from arignote.tensor.linalg_decompositions import SVD, Eig, Eigh
+from arignote.tensor.linalg.decompositions import SVD, Eig, Eigh
 from arignote.tensor.nlinalg import (
     Det,
     MatrixInverse,

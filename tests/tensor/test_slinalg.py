@@ -14,7 +14,7 @@ import scipy.linalg as sl
 import arignote.tensor as pt
 from arignote import function
 from arignote.tensor.blockwise import Blockwise
-from arignote.tensor.linalg_decompositions import QR
+from arignote.tensor.linalg.decompositions import QR
 from arignote.tensor.slinalg import (
     Cholesky,
     CholeskySolve,

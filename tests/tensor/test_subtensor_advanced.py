@@ -10,7 +10,7 @@ import pytest
 
 import arignote.tensor as pt
 from arignote import function
-from arignote.tensor.subtensor_advanced import (
+from arignote.tensor.indexing.advanced import (
     AdvancedIncSubtensor,
     AdvancedIncSubtensor1,
     AdvancedSubtensor,

@@ -15,13 +15,13 @@ from arignote.gradient import DisconnectedInputError, grad, jacobian
 from arignote.graph.replace import batch_graph
 from arignote.graph.traversal import apply_ancestors, graph_inputs
 from arignote.tensor.batching import Batched
-from arignote.tensor.subtensor import IncSubtensor, Subtensor
-from arignote.tensor.subtensor_advanced import (
+from arignote.tensor.indexing.advanced import (
     AdvancedIncSubtensor,
     AdvancedIncSubtensor1,
     AdvancedSubtensor,
     AdvancedSubtensor1,
 )
+from arignote.tensor.subtensor import IncSubtensor, Subtensor
 from tests.tensor.test_grad_ops import _check_pushforward, check_grad
 
 DTYPES = ["float64", "float32"]

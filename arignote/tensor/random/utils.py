@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Constant, Variable
+from arignote.graph.shared import shared
 from arignote.tensor.axes import expand_dims
 from arignote.tensor.conversion import (
     NotScalarConstantError,
@@ -292,8 +293,6 @@ class RandomStream:
     def gen(self, op: Callable, *args: Any, **kwargs: Any) -> Variable:
         """``op(*args, **kwargs)`` drawing from a new shared generator of this stream,
         which gets the draw's next state as its ``default_update``."""
-        from arignote.compile.sharedvalue import shared
-
         if "rng" in kwargs:
             raise ValueError("RandomStream chooses the generator itself: do not pass rng=")
         if kwargs.pop("return_next_rng", False):

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from arignote.compile.sharedvalue import SharedVariable, shared_constructor
 from arignote.graph.basic import Variable
+from arignote.graph.shared import SharedVariable, shared_constructor
 from arignote.tensor.random import basic as _basic
 from arignote.tensor.random.type import RandomGeneratorType, random_generator_type
 

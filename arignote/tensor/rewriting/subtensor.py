@@ -9,9 +9,9 @@ from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import register_rewrite
 from arignote.tensor.conversion import constant
+from arignote.tensor.indexing.basic import Subtensor
+from arignote.tensor.indexing.index import is_full_slice
 from arignote.tensor.shape import Shape, Shape_i
-from arignote.tensor.subtensor import Subtensor
-from arignote.tensor.subtensor_index import is_full_slice
 
 
 def _shape_entry(node: Apply) -> tuple[Variable, int] | None:

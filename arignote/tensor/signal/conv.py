@@ -38,10 +38,10 @@ from arignote.graph.op import Op
 from arignote.scalar.type import upcast
 from arignote.tensor.blockwise import blockwise_apply
 from arignote.tensor.conversion import as_tensor_variable
+from arignote.tensor.indexing.basic import flip
 from arignote.tensor.pad import pad
 from arignote.tensor.products import _product_rule
 from arignote.tensor.shape import _grad_like, dim_length
-from arignote.tensor.subtensor import flip
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import maximum, minimum
 from arignote.tensor.variable import TensorVariable

@@ -31,11 +31,7 @@ from arignote.tensor.axes import expand_dims, moveaxis
 from arignote.tensor.checks import check_values
 from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.elemwise import normalize_axis
-from arignote.tensor.join import stack
-from arignote.tensor.ranges import arange
-from arignote.tensor.shape import batch_length, dim_length, flatten, shape_i
-from arignote.tensor.shape_utils import broadcast_arrays
-from arignote.tensor.subtensor_index import (
+from arignote.tensor.indexing.index import (
     PicklableIndex,
     ReadsPart,
     StaticLengths,
@@ -61,6 +57,10 @@ from arignote.tensor.subtensor_index import (
     to_idx_list,
     value_like,
 )
+from arignote.tensor.join import stack
+from arignote.tensor.ranges import arange
+from arignote.tensor.shape import batch_length, dim_length, flatten, shape_i
+from arignote.tensor.shape_utils import broadcast_arrays
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import and_, cast, clip, ge, lt, mod
 
@@ -334,7 +334,7 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> 
     >>> pt.take(a, [[0, 2]], axis=1).eval({a: np.arange(6.0).reshape(2, 3)}).shape
     (2, 1, 2)
     """
-    from arignote.tensor.subtensor import getitem
+    from arignote.tensor.indexing.basic import getitem
     from arignote.tensor.ufuncs import clip, mod
 
     a = as_tensor_variable(a)

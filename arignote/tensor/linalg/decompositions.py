@@ -1,9 +1,8 @@
-"""Matrix decompositions as core Ops: :class:`Eigh` (symmetric eigenproblem), :class:`Eig`
-(general eigenproblem, complex results, no gradient), :class:`SVD` and :class:`QR`.
-
-The user-facing functions (``eigh``, ``eig``, ``svd``, ``qr``) live in
-:mod:`arignote.tensor.nlinalg` and :mod:`arignote.tensor.slinalg`; they batch these Ops
-over leading dimensions.
+"""Matrix decompositions: :class:`Cholesky`, :class:`Eigh` (symmetric eigenproblem) and
+:class:`Eigvalsh`, :class:`Eig` (general eigenproblem, complex results, no gradient),
+:class:`SVD` and :class:`QR`, and the functions that batch them over leading dimensions:
+``cholesky``, ``eigh``, ``eigvalsh``, ``eig``, ``svd``, ``qr`` (SciPy's signature, the
+``pytensor.tensor.slinalg`` one) and ``numpy_qr`` (NumPy's, ``pytensor.tensor.nlinalg.qr``).
 
 >>> import numpy as np
 >>> import arignote.tensor as pt
@@ -23,17 +22,20 @@ import scipy.linalg
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import disconnected_type, grad_not_implemented, is_disconnected
 from arignote.graph.op import Op
-from arignote.tensor.alloc import eye, tril, zeros_like
+from arignote.tensor.alloc import eye, tril, triu, zeros_like
 from arignote.tensor.join import concatenate, split
-from arignote.tensor.linalg_base import (
+from arignote.tensor.linalg.operands import (
     RuntimeCheck,
+    apply_core,
     as_core,
+    as_stack,
     check_square,
     check_square_value,
     complex_grads,
     const,
     diag_embed,
     diag_part,
+    eye_like,
     lapack_dtype,
     length,
     mT,
@@ -42,13 +44,29 @@ from arignote.tensor.linalg_base import (
     square_length,
     sym,
 )
+from arignote.tensor.linalg.solve import SolveTriangular, solve_triangular
 from arignote.tensor.products import dot
 from arignote.tensor.ranges import arange
 from arignote.tensor.shape import _grad_like
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import cast, eq, minimum, switch
 
-__all__ = ["QR", "SVD", "Eig", "Eigh"]
+__all__ = [
+    "Cholesky",
+    "Eig",
+    "Eigh",
+    "Eigvalsh",
+    "QR",
+    "SVD",
+    "cholesky",
+    "cholesky_reduce",
+    "eig",
+    "eigh",
+    "eigvalsh",
+    "numpy_qr",
+    "qr",
+    "svd",
+]
 
 
 def _given(g: Any) -> Variable | None:
@@ -463,7 +481,6 @@ def _qr_wide_pullback(
 
 
 def _qr_pullback(q: Variable, r: Variable, qbar: Variable | None, rbar: Variable | None) -> Variable:
-    from arignote.tensor.slinalg import SolveTriangular
 
     m = _add(
         None if rbar is None else dot(r, mT(rbar)),
@@ -482,3 +499,338 @@ def _permutation_matrix(p: Variable, dtype: str) -> Variable:
 
 
 register_core_batch_rule(Eigh, Eig, SVD, QR)
+
+
+def _phi(x: Variable) -> Variable:
+    """The lower triangle of ``x`` with its diagonal halved."""
+    return tril(x) - x * eye_like(x) * const(0.5, x.type.dtype)
+
+
+class Cholesky(Op):
+    """The Cholesky factor of a symmetric positive-definite matrix: ``L`` with
+    ``A = L @ L.T`` (``lower=True``) or ``U`` with ``A = U.T @ U``. Only the triangle of
+    ``A`` on that side is read.
+
+    A matrix that is not positive definite gives NaNs (``on_error="nan"``) or raises
+    ``numpy.linalg.LinAlgError`` (``on_error="raise"``); so does NaN or infinite input,
+    except that with ``on_error="raise"`` and ``check_finite`` it is a ValueError.
+    """
+
+    __props__ = ("lower", "check_finite", "on_error")
+    gufunc_signature = "(m,m)->(m,m)"
+
+    def __init__(self, *, lower: bool = True, check_finite: bool = True, on_error: str = "nan"):
+        if on_error not in ("raise", "nan"):
+            raise ValueError(f"Cholesky: on_error must be 'raise' or 'nan', got {on_error!r}")
+        self.lower = bool(lower)
+        self.check_finite = bool(check_finite)
+        self.on_error = on_error
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_core(x, 2, "Cholesky", "the input")
+        check_square(x, "Cholesky", "the input")
+        n = square_length(x)
+        return Apply(self, [x], [TensorType(lapack_dtype(x.type.dtype), (n, n))()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        (x,) = inputs
+        check_square_value(x, "Cholesky", "the input")
+        dtype = node.outputs[0].type.numpy_dtype
+        if not np.isfinite(x).all():
+            # "nan" never raises for numerical trouble (as in PyTensor): NaN in, NaN out
+            if self.on_error == "nan":
+                output_storage[0][0] = np.full(x.shape, np.nan, dtype=dtype)
+                return
+            if self.check_finite:
+                raise ValueError(f"Cholesky: the input (shape {x.shape}) contains NaN or infinity")
+        try:
+            out = scipy.linalg.cholesky(x, lower=self.lower, check_finite=False) if x.size else x.copy()
+        except np.linalg.LinAlgError as err:
+            if self.on_error == "raise":
+                raise np.linalg.LinAlgError(
+                    f"Cholesky: the matrix of shape {x.shape} is not positive definite ({err})"
+                ) from err
+            out = np.full(x.shape, np.nan, dtype=dtype)
+        output_storage[0][0] = np.asarray(out, dtype=dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        return [shapes[0]]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """``A_bar = sym(L^-T Phi(L^T L_bar) L^-1)``, ``Phi`` the lower triangle with its
+        diagonal halved (for symmetric perturbations of ``A``)."""
+        if (bad := complex_grads(self, inputs)) is not None:
+            return bad
+        (g,) = output_grads
+        low, gl = (outputs[0], g) if self.lower else (mT(outputs[0]), mT(g))
+        up_solve = SolveTriangular(lower=False, b_ndim=2)
+        y = up_solve(mT(low), _phi(dot(mT(low), gl)))  # L^-T Phi
+        abar_t = up_solve(mT(low), mT(y))  # (L^-T Phi L^-1)^T
+        return [_grad_like(sym(abar_t), inputs[0])]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        """``dL = L Phi(L^-1 sym(dA) L^-T)``."""
+        (da,) = eval_points
+        if is_disconnected(da):
+            return [disconnected_type()]
+        low = outputs[0] if self.lower else mT(outputs[0])
+        lo_solve = SolveTriangular(lower=True, b_ndim=2)
+        w = lo_solve(low, mT(lo_solve(low, sym(da))))
+        dl = dot(low, _phi(w))
+        return [dl if self.lower else mT(dl)]
+
+
+def cholesky(
+    x: Any,
+    lower: bool = True,
+    *,
+    check_finite: bool = True,
+    overwrite_a: bool = False,
+    on_error: str = "nan",
+) -> Variable:
+    """The Cholesky factor of a symmetric positive-definite matrix (or a stack of them).
+
+    ``lower=True`` gives ``L`` with ``x = L @ L.T``, else ``U`` with ``x = U.T @ U``; only
+    that triangle of ``x`` is read. A matrix that is not positive definite gives NaNs
+    (``on_error="nan"``, as in PyTensor) or raises ``LinAlgError`` (``"raise"``).
+    NaN or infinite input gives NaNs with ``on_error="nan"``; with ``"raise"`` it is a
+    ValueError (``check_finite``, the default) or left to LAPACK. ``overwrite_a`` is accepted for
+    compatibility; arignote decides about in-place work itself.
+
+    >>> import numpy as np
+    >>> import arignote.tensor as pt
+    >>> x = pt.dmatrix("x")
+    >>> cholesky(x, lower=False).eval({x: np.array([[9.0, 3.0], [3.0, 5.0]])})
+    array([[3., 1.],
+           [0., 2.]])
+    """
+    x = as_stack(x, 2, "cholesky", "x")
+    check_square(x, "cholesky", "x")
+    return apply_core(Cholesky(lower=lower, check_finite=check_finite, on_error=on_error), x)
+
+
+class Eigvalsh(Op):
+    """The eigenvalues, ascending, of a symmetric (Hermitian) matrix of which only the
+    triangle ``lower`` names is read."""
+
+    __props__ = ("lower",)
+    gufunc_signature = "(m,m)->(m)"
+
+    def __init__(self, lower: bool = True):
+        self.lower = bool(lower)
+
+    def make_node(self, a: Any) -> Apply:
+        a = as_core(a, 2, "Eigvalsh", "a")
+        check_square(a, "Eigvalsh", "a")
+        return Apply(self, [a], [TensorType(real_dtype(a.type.dtype), (square_length(a),))()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        (a,) = inputs
+        check_square_value(a, "Eigvalsh", "a")
+        dtype = node.outputs[0].type.numpy_dtype
+        if a.size:
+            w = scipy.linalg.eigh(a, lower=self.lower, eigvals_only=True, check_finite=False)
+        else:
+            w = np.zeros(0)
+        output_storage[0][0] = np.asarray(w, dtype=dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        return [shapes[0][:1]]
+
+    def _vectors(self, a: Variable) -> Variable:
+        return Eigh(lower=self.lower)(a)[1]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """``A_bar = V diag(w_bar) V^T``."""
+        if (bad := complex_grads(self, inputs)) is not None:
+            return bad
+        (a,) = inputs
+        v = self._vectors(a)
+        wbar = output_grads[0]
+        return [_grad_like(dot(v * wbar.dimshuffle("x", 0), mT(v)), a)]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        """``dw_i = v_i^T sym(dA) v_i``."""
+        (da,) = eval_points
+        if is_disconnected(da):
+            return [disconnected_type()]
+        v = self._vectors(inputs[0])
+        return [(v * dot(sym(da), v)).sum(axis=0)]
+
+
+def _triangle_symmetric(a: Variable, lower: bool) -> Variable:
+    """The symmetric matrix that the triangle of ``a`` on the ``lower`` side describes."""
+    return tril(a) + mT(tril(a, -1)) if lower else triu(a) + mT(triu(a, 1))
+
+
+def cholesky_reduce(a: Variable, b: Any, lower: bool, what: str) -> tuple[Variable, Variable]:
+    """``(C, L)`` for the generalised problem ``A v = w B v``: ``B = L L^T`` and the standard
+    problem ``C = L^-1 A L^-T`` with the same eigenvalues (eigenvectors ``L^-T u``). Only
+    the triangles of ``a`` and ``b`` on the ``lower`` side are read, as in SciPy."""
+    b = as_stack(b, 2, what, "b")
+    check_square(b, what, "b")
+    factor = cholesky(b, lower=lower, on_error="raise")
+    low = factor if lower else mT(factor)
+    a = _triangle_symmetric(a, lower)
+    y = solve_triangular(low, a, lower=True, b_ndim=2)  # L^-1 A
+    return solve_triangular(low, mT(y), lower=True, b_ndim=2), low  # L^-1 A L^-T (A symmetric)
+
+
+def eigvalsh(a: Any, b: Any = None, lower: bool = True) -> Variable:
+    """The eigenvalues, ascending, of the symmetric matrix ``a`` (or of the generalised
+    problem ``a v = w b v``, ``b`` symmetric positive definite). Only the triangle of ``a``
+    that ``lower`` names is read (with ``b``, ``a`` must be symmetric).
+
+    >>> import numpy as np
+    >>> import arignote.tensor as pt
+    >>> a = pt.dmatrix("a")
+    >>> eigvalsh(a).eval({a: np.array([[2.0, 1.0], [1.0, 2.0]])})
+    array([1., 3.])
+    """
+    a = as_stack(a, 2, "eigvalsh", "a")
+    check_square(a, "eigvalsh", "a")
+    if b is not None:
+        a, _ = cholesky_reduce(a, b, lower, "eigvalsh")
+    return apply_core(Eigvalsh(lower=lower), a)
+
+
+_SCIPY_QR = {
+    "full": "full",
+    "complete": "full",
+    "economic": "economic",
+    "reduced": "economic",
+    "r": "r",
+    "raw": "raw",
+}
+
+
+def qr(
+    A: Any,
+    mode: str = "full",
+    overwrite_a: bool = False,
+    pivoting: bool = False,
+    lwork: int | None = None,
+) -> Any:
+    """SciPy's ``linalg.qr`` of a matrix (or a stack of them), ``A = Q @ R``.
+
+    ``mode="full"`` (or ``"complete"``) gives ``[Q, R]`` with ``Q`` ``m x m`` and ``R``
+    ``m x n``; ``"economic"`` (or ``"reduced"``) ``Q`` ``m x k`` and ``R`` ``k x n``
+    (``k = min(m, n)``); ``"r"`` only ``R`` (``m x n``); ``"raw"`` ``[H, tau, R]``
+    (Householder form). ``pivoting`` appends the column permutation ``P`` (int32,
+    ``A[:, P] = Q @ R``). Differentiable for ``m >= n`` except in ``"raw"`` mode.
+    ``overwrite_a`` and ``lwork`` are accepted for compatibility.
+
+    >>> import numpy as np
+    >>> import arignote.tensor as pt
+    >>> a = pt.dmatrix("a")
+    >>> q, r = qr(a, mode="economic")
+    >>> (q.eval({a: np.ones((3, 2))}).shape, r.eval({a: np.ones((3, 2))}).shape)
+    ((3, 2), (2, 2))
+    """
+    if mode not in _SCIPY_QR:
+        raise ValueError(f"qr: mode must be one of {sorted(_SCIPY_QR)}, got {mode!r}")
+    a = as_stack(A, 2, "qr", "A")
+    out = apply_core(QR(_SCIPY_QR[mode], pivoting=pivoting), a)
+    return out if isinstance(out, Variable) else list(out)
+
+
+def eigh(
+    a: Any, b: Any = None, lower: bool = True, UPLO: str | None = None, driver: str | None = None
+) -> list[Variable]:
+    """``[w, v]``: the eigenvalues (ascending) and eigenvectors (columns) of a symmetric
+    matrix, or of the generalised problem ``a v = w b v`` (``b`` symmetric positive
+    definite; the eigenvectors are then ``b``-orthonormal).
+
+    Only the lower (``lower=True``, or ``UPLO="L"``, NumPy's spelling) or upper triangle
+    is read. ``eigh(a, "U")`` is understood as NumPy's ``eigh(a, UPLO="U")``. Derivatives
+    treat ``a`` as symmetric.
+
+    >>> import numpy as np
+    >>> import arignote.tensor as pt
+    >>> a = pt.dmatrix("a")
+    >>> w, v = eigh(a)
+    >>> w.eval({a: np.array([[2.0, 1.0], [1.0, 2.0]])})
+    array([1., 3.])
+    """
+    if isinstance(b, str):  # NumPy's positional UPLO
+        b, UPLO = None, b
+    if UPLO is not None:
+        if UPLO not in ("L", "U", "l", "u"):
+            raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+        lower = UPLO.upper() == "L"
+    a = as_stack(a, 2, "eigh", "a")
+    check_square(a, "eigh", "a")
+    if b is None:
+        w, v = apply_core(Eigh(lower=lower, driver=driver), a)
+        return [w, v]
+    c, low = cholesky_reduce(a, b, lower, "eigh")
+    w, u = apply_core(Eigh(lower=True, driver=driver), c)
+    return [w, solve_triangular(low, u, lower=True, trans=1, b_ndim=2)]
+
+
+def eig(x: Any) -> list[Variable]:
+    """``[w, v]``: the eigenvalues and right eigenvectors (columns) of a square matrix,
+    complex (complex64 for float32 input, else complex128). Not differentiable.
+
+    >>> import numpy as np
+    >>> import arignote.tensor as pt
+    >>> x = pt.dmatrix("x")
+    >>> w, v = eig(x)
+    >>> w.eval({x: np.array([[0.0, -1.0], [1.0, 0.0]])})
+    array([0.+1.j, 0.-1.j])
+    """
+    x = as_stack(x, 2, "eig", "x")
+    check_square(x, "eig", "x")
+    w, v = apply_core(Eig(), x)
+    return [w, v]
+
+
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True) -> Any:
+    """The singular value decomposition ``a = U @ diag(s) @ Vh`` (``numpy.linalg.svd``):
+    ``[U, s, Vh]``, or ``s`` alone without ``compute_uv``.
+
+    >>> import numpy as np
+    >>> import arignote.tensor as pt
+    >>> a = pt.dmatrix("a")
+    >>> svd(a, compute_uv=False).eval({a: np.array([[3.0, 0.0], [0.0, -4.0], [0.0, 0.0]])})
+    array([4., 3.])
+    """
+    a = as_stack(a, 2, "svd", "a")
+    out = apply_core(SVD(full_matrices=full_matrices, compute_uv=compute_uv), a)
+    return list(out) if compute_uv else out
+
+
+_NUMPY_QR = {"reduced": "economic", "complete": "full", "r": "economic", "raw": "raw"}
+
+
+def numpy_qr(a: Any, mode: str = "reduced") -> Any:
+    """NumPy's ``linalg.qr``: ``mode="reduced"`` gives ``[Q, R]`` with ``Q`` ``m x k``,
+    ``"complete"`` with ``Q`` ``m x m``, ``"r"`` only ``R`` (``k x n``), ``"raw"`` the
+    Householder form ``[h, tau]`` (``h`` ``n x m``). ``k = min(m, n)``. (SciPy's flavour,
+    with ``mode="full"`` by default, is :func:`arignote.tensor.slinalg.qr`, which is also
+    ``arignote.tensor.linalg.qr``.)
+
+    >>> import numpy as np
+    >>> import arignote.tensor as pt
+    >>> a = pt.dmatrix("a")
+    >>> qr(a, mode="r").eval({a: np.array([[3.0, 1.0], [4.0, 2.0]])}).round(6)
+    array([[-5. , -2.2],
+           [ 0. ,  0.4]])
+    """
+    if mode not in _NUMPY_QR:
+        raise ValueError(f"qr: mode must be one of {sorted(_NUMPY_QR)}, got {mode!r}")
+    a = as_stack(a, 2, "qr", "a")
+    out = apply_core(QR(_NUMPY_QR[mode]), a)
+    if mode == "r":
+        return out[1]
+    if mode == "raw":
+        return [mT(out[0]), out[1]]
+    return list(out)

@@ -1,5 +1,7 @@
 """Linear algebra, as ``pytensor.tensor.linalg``: ``import arignote.tensor as pt`` then
-``pt.linalg.solve(a, b)``, ``pt.linalg.inv(x)``, ...
+``pt.linalg.solve(a, b)``, ``pt.linalg.inv(x)``, ... This package's ``__init__`` only
+re-exports; the homes are ``operands`` (LAPACK dtypes, matrices and stacks),
+``decompositions``, ``solve``, ``inverse`` and ``matrix_functions``.
 
 Every function takes a matrix or a stack of matrices (``(..., m, n)``, batch dimensions
 broadcast as in NumPy) and has exact gradients (pullbacks) unless noted:
@@ -24,38 +26,38 @@ functions wrap them in ``Blockwise`` for stacks.
 array([0.5 , 0.25])
 """
 
-from arignote.tensor.linalg_decompositions import QR, SVD, Eig, Eigh
-from arignote.tensor.nlinalg import (
+from arignote.tensor.linalg.decompositions import (
+    QR,
+    SVD,
+    Cholesky,
+    Eig,
+    Eigh,
+    Eigvalsh,
+    cholesky,
+    eig,
+    eigh,
+    eigvalsh,
+    qr,
+    svd,
+)
+from arignote.tensor.linalg.inverse import (
     Det,
     MatrixInverse,
     MatrixPinv,
     SLogDet,
     det,
-    eig,
-    eigh,
     inv,
-    matrix_dot,
     matrix_inverse,
-    matrix_power,
-    norm,
     pinv,
     slogdet,
-    svd,
-    trace,
 )
-from arignote.tensor.slinalg import (
-    Cholesky,
+from arignote.tensor.linalg.matrix_functions import Expm, expm, matrix_dot, matrix_power, norm, trace
+from arignote.tensor.linalg.solve import (
     CholeskySolve,
-    Eigvalsh,
-    Expm,
     Solve,
     SolveBase,
     SolveTriangular,
     cho_solve,
-    cholesky,
-    eigvalsh,
-    expm,
-    qr,
     solve,
     solve_triangular,
 )

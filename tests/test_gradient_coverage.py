@@ -3,11 +3,8 @@ it needs none. A new Op without a rule fails this test until it gets one (or a r
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
-import arignote
 from arignote.graph.op import Op
+from tests.op_classes import all_op_classes
 
 # abstract bases and plumbing: never the op of a node a user differentiates through
 NO_RULE_NEEDED = {
@@ -23,25 +20,12 @@ NO_RULE_NEEDED = {
 }
 
 
-def _all_op_classes() -> dict[str, type]:
-    for info in pkgutil.walk_packages(arignote.__path__, "arignote."):
-        importlib.import_module(info.name)
-    found: dict[str, type] = {}
-    stack = [Op]
-    while stack:
-        for sub in stack.pop().__subclasses__():
-            stack.append(sub)
-            if sub.__module__.startswith("arignote."):
-                found[f"{sub.__module__}.{sub.__qualname__}"] = sub
-    return found
-
-
 def _has_rule(cls: type) -> bool:
     return any(getattr(cls, name) is not getattr(Op, name) for name in ("grad", "L_op", "pullback"))
 
 
 def test_every_op_has_a_gradient_rule_or_a_reason() -> None:
-    classes = _all_op_classes()
+    classes = all_op_classes()
     assert len(classes) > 100  # the walk found the Ops
     missing = sorted(
         name for name, cls in classes.items() if not _has_rule(cls) and name not in NO_RULE_NEEDED
@@ -50,6 +34,6 @@ def test_every_op_has_a_gradient_rule_or_a_reason() -> None:
 
 
 def test_the_reasons_name_existing_classes_without_rules() -> None:
-    classes = _all_op_classes()
+    classes = all_op_classes()
     stale = [name for name in NO_RULE_NEEDED if name not in classes or _has_rule(classes[name])]
     assert not stale, f"NO_RULE_NEEDED lists classes that are gone or now have a rule: {stale}"

@@ -14,7 +14,6 @@ both routes must give zeros, and call them disconnected alike.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,13 +21,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-import arignote
 from arignote import function
 from arignote.gradient import DisconnectedInputError, NullTypeGradError, Rop, pushforward_through_pullback
 from arignote.graph.basic import Variable
 from arignote.graph.null_type import NullType
 from arignote.graph.op import Op
 from arignote.graph.traversal import io_toposort
+from tests.op_classes import import_all, qualname, subclasses
 
 # Both routes are exact; they differ only by rounding (in float32, by float32 rounding of
 # differently ordered sums and of an ill-conditioned solve or two).
@@ -103,33 +102,13 @@ def is_float(v: Variable) -> bool:
 # --- the Op classes that define a pushforward --------------------------------------------------
 
 
-def _import_all() -> None:
-    for info in pkgutil.walk_packages(arignote.__path__, "arignote."):
-        importlib.import_module(info.name)
-
-
-def _subclasses(base: type) -> set[type]:
-    seen: set[type] = set()
-    todo = [base]
-    while todo:
-        for sub in todo.pop().__subclasses__():
-            if sub not in seen:
-                seen.add(sub)
-                todo.append(sub)
-    return seen
-
-
-def qualname(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
 def pushforward_op_classes() -> dict[str, type]:
     """Every Op class of arignote whose pushforward (or R_op) is not Op's own default
     (defined by the class or inherited from a base that defines it)."""
-    _import_all()
+    import_all()
     return {
         qualname(c): c
-        for c in _subclasses(Op)
+        for c in subclasses(Op)
         if c.__module__.startswith("arignote.")
         and (c.R_op is not Op.R_op or c.pushforward is not Op.pushforward)
     }
@@ -139,8 +118,8 @@ def scalar_op_classes() -> dict[str, type]:
     """Every scalar op class of arignote (Elemwise lifts them to tensors)."""
     from arignote.scalar.op import ScalarOp
 
-    _import_all()
-    return {qualname(c): c for c in _subclasses(ScalarOp) if c.__module__.startswith("arignote.")}
+    import_all()
+    return {qualname(c): c for c in subclasses(ScalarOp) if c.__module__.startswith("arignote.")}
 
 
 def resolve(name: str) -> type:

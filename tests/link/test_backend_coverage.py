@@ -13,15 +13,13 @@ Elemwise, DimShuffle and CAReduce (everything else runs on ``perform``, or on th
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import pkgutil
 
-import arignote
 from arignote.graph.op import Op
 from arignote.link.python import python_thunk, registered_ops
 from arignote.scalar.op import ScalarOp
 from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
+from tests.op_classes import all_op_classes
 
 #: backend name -> its registered Op classes (a backend added later adds a line here)
 BACKENDS = {"python": registered_ops}
@@ -32,20 +30,6 @@ BACKENDS = {"python": registered_ops}
 UNREGISTERED: dict[str, dict[str, list[str]]] = {}
 
 
-def _all_op_classes() -> dict[str, type]:
-    """Every Op subclass defined in arignote's modules (all imported), by dotted name."""
-    for info in pkgutil.walk_packages(arignote.__path__, "arignote."):
-        importlib.import_module(info.name)
-    found: dict[str, type] = {}
-    stack = [Op]
-    while stack:
-        for sub in stack.pop().__subclasses__():
-            stack.append(sub)
-            if sub.__module__.startswith("arignote."):
-                found[f"{sub.__module__}.{sub.__qualname__}"] = sub
-    return found
-
-
 def _covered(cls: type, registered: tuple[type, ...]) -> bool:
     """A class is covered by a registration for itself or a base, unless it overrides
     ``make_thunk`` (its own thunk then wins)."""
@@ -53,7 +37,7 @@ def _covered(cls: type, registered: tuple[type, ...]) -> bool:
 
 
 def test_unregistered_ops_per_backend(record_property) -> None:
-    classes = _all_op_classes()
+    classes = all_op_classes()
     assert len(classes) > 100  # the walk found the Ops
     for backend, registered in BACKENDS.items():
         regs = tuple(registered())

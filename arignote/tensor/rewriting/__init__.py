@@ -1,3 +1,4 @@
-"""Rewrite rules for tensor graphs; importing this registers them (arignote.tensor does)."""
+"""Rewrite rules for tensor graphs, one module per topic; importing this registers them
+(arignote.tensor does)."""
 
-from arignote.tensor.rewriting import elemwise, shape, subtensor  # noqa: F401
+from arignote.tensor.rewriting import elemwise, fusion, math, shape, stability, subtensor  # noqa: F401

@@ -1,0 +1,1 @@
+"""Rules about arithmetic: neutral and absorbing elements, gathering constants, cancellation, powers (canonicalize and specialize)."""

@@ -12,8 +12,10 @@ import arignote.tensor as pt
 from arignote import function
 from arignote.compile.builders import OpFromGraph
 from arignote.graph.basic import Apply
+from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import Op
-from arignote.tensor.rewriting.shape import shape_of_inner_graph_output
+from arignote.graph.traversal import graph_inputs
+from arignote.tensor.rewriting.shape import shape_feature, shape_of_inner_graph_output
 from arignote.tensor.shape import Shape, Shape_i
 from tests.tensor.utils import assert_infer_shape
 
@@ -93,3 +95,90 @@ def test_an_op_without_the_protocol_keeps_its_shape_node() -> None:
     f = function([a], _Twice()(a).shape)
     assert any(isinstance(n.op, _Twice) for n in f.maker.fgraph.toposort())
     assert f(np.zeros(5)).tolist() == [5]
+
+
+# --- shape inference: x.shape of a computed x -------------------------------------------------
+
+
+class _Stretch(Op):
+    """Doubles the length of a vector; its perform must never run when only the shape is
+    asked for. infer_shape gets one tuple of symbolic dims per input."""
+
+    __props__ = ()
+    seen_shapes: list = []
+
+    def make_node(self, x: Any) -> Apply:
+        x = pt.as_tensor_variable(x)
+        return Apply(self, [x], [pt.dvector()])
+
+    def perform(self, node: Apply, inputs: Any, output_storage: Any) -> None:
+        raise AssertionError("the shape was asked for: the Op must not run")
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Any) -> list:
+        type(self).seen_shapes.append(shapes)
+        ((n,),) = shapes
+        return [(n * 2,)]
+
+
+def _op_names(f: Any) -> list[str]:
+    return [type(n.op).__name__ for n in f.maker.fgraph.toposort()]
+
+
+def test_the_shape_of_a_custom_op_does_not_run_it() -> None:
+    x = pt.dvector("x")
+    y = _Stretch()(pt.exp(x))
+    f = function([x], [y.shape, y.shape[0], pt.shape_i(y, 0)])
+    assert "_Stretch" not in _op_names(f)
+    got = f(np.zeros(5))
+    assert got[0].tolist() == [10] and int(got[1]) == 10 and int(got[2]) == 10
+    (dims,) = _Stretch.seen_shapes[-1]  # one tuple of dims for the one input
+    assert isinstance(dims, tuple) and len(dims) == 1
+
+
+def test_join_shape_is_the_sum_of_the_lengths() -> None:
+    x, y = pt.dmatrix("x"), pt.dmatrix("y")
+    out = pt.concatenate([x, pt.exp(y)], axis=0).shape
+    f = function([x, y], out)
+    assert "Join" not in _op_names(f) and "Exp" not in _op_names(f)
+    xv, yv = np.ones((2, 3)), np.ones((4, 3))
+    np.testing.assert_array_equal(f(xv, yv), function([x, y], out, mode=UNREWRITTEN)(xv, yv))
+
+
+def test_the_shape_of_a_gradient_does_not_compute_the_forward_output() -> None:
+    x, w = pt.dmatrix("x"), pt.dmatrix("w")
+    g = arignote.grad(pt.tanh(pt.dot(x, w)).sum(), w)
+    f = function([x, w], g.shape)
+    assert not {"Dot", "Tanh", "MatMul"} & set(_op_names(f))
+    xv, wv = np.ones((4, 3)), np.ones((3, 5))
+    np.testing.assert_array_equal(f(xv, wv), [3, 5])
+
+
+def test_an_op_without_infer_shape_keeps_its_node() -> None:
+    a = pt.dvector("a")
+    f = function([a], _Twice()(pt.exp(a)).shape)
+    assert "_Twice" in _op_names(f)
+    assert f(np.zeros(4)).tolist() == [4]
+
+
+def test_shape_inference_of_a_deep_chain_is_iterative() -> None:
+    x = pt.dvector("x")
+    y = x
+    for _ in range(5_000):
+        y = pt.exp(y)
+    f = function([x], y.shape)
+    assert "Exp" not in _op_names(f)
+    assert f(np.zeros(3)).tolist() == [3]
+
+
+def test_the_feature_forgets_a_changed_node() -> None:
+    x, y = pt.dvector("x"), pt.dvector("y")
+    z = pt.exp(x)
+    fg = FunctionGraph([x, y], [z * 2.0], clone=False)
+    feature = shape_feature(fg)
+    (node,) = [n for n in fg.apply_nodes if n.outputs[0] is z]
+    before = feature.shape_of(fg, z)
+    assert z in feature.shapes and len(before) == 1
+    fg.replace(x, y, reason="test")
+    assert z not in feature.shapes  # its input changed: inferred again on demand
+    (after,) = feature.shape_of(fg, node.outputs[0])
+    assert y in graph_inputs([after])

@@ -1,17 +1,23 @@
-"""Rules about Subtensor nodes: lengths read from a shape, and indexings that keep everything."""
+"""Rules about indexing: lengths read from a shape, indexings that keep everything, and sums
+of increments into zeros made one chain of increments."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from arignote.graph.basic import Apply, Variable
+from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import register_rewrite
+from arignote.scalar.basic import Add
+from arignote.tensor.alloc import Alloc
 from arignote.tensor.conversion import constant
-from arignote.tensor.indexing.basic import Subtensor
+from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.indexing.advanced import AdvancedIncSubtensor, AdvancedIncSubtensor1
+from arignote.tensor.indexing.basic import IncSubtensor, Subtensor
 from arignote.tensor.indexing.index import is_full_slice
 from arignote.tensor.shape import Shape, Shape_i
+from arignote.tensor.ufuncs import add, second
 
 
 def _shape_entry(node: Apply) -> tuple[Variable, int] | None:
@@ -64,3 +70,61 @@ def local_useless_subtensor(fgraph: FunctionGraph, node: Apply) -> list[Variable
     if x.type != node.outputs[0].type:
         return None
     return [x]
+
+
+# --- increments into zeros, summed: one chain of increments --------------------------------
+
+
+_INCREMENTS = (IncSubtensor, AdvancedIncSubtensor1, AdvancedIncSubtensor)
+
+
+def _is_zeros(x: Variable) -> bool:
+    """Whether ``x`` is all zeros by construction (a zero constant, ``alloc(0, ...)`` or
+    ``fill(v, 0)``), whatever its shape."""
+    if isinstance(x, Constant):
+        return not np.any(np.asarray(x.data))
+    owner = x.owner
+    if owner is None:
+        return False
+    if isinstance(owner.op, Alloc):
+        return _is_zeros(owner.inputs[0])
+    if owner.op == second:
+        return _is_zeros(owner.inputs[1])
+    return False
+
+
+@register_rewrite("canonicalize", "fast_run")
+@node_rewriter([Elemwise])
+def serialize_increments_into_zeros(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """``inc(zeros, a, i) + inc(zeros, b, j) + c`` → ``inc(inc(c, a, i), b, j)``: the same
+    sum, as one chain of increments into one buffer (which the in-place stage then writes
+    in place). This is the shape of the gradient of many indexed terms; without it each
+    term allocates and sums a whole buffer (quadratic time and memory in the terms)."""
+    if not isinstance(node.op.scalar_op, Add) or node.op.inplace_pattern:
+        return None
+    (out,) = node.outputs
+    increments, others = [], []
+    for term in node.inputs:
+        owner = term.owner
+        if (
+            owner is not None
+            and isinstance(owner.op, _INCREMENTS)
+            and not owner.op.set_instead_of_inc
+            and term.type == out.type
+            and _is_zeros(owner.inputs[0])
+            and len(fgraph.clients.get(term, ())) == 1
+        ):
+            increments.append(owner)
+        else:
+            others.append(term)
+    if not increments or (len(increments) == 1 and not others):
+        return None
+    if others:
+        base = others[0] if len(others) == 1 else add(*others)
+        if base.type != out.type:
+            return None  # the other terms broadcast up to the output: keep the sum
+    else:
+        base = increments.pop(0).outputs[0]
+    for inc in increments:
+        base = inc.op.make_node(base, *inc.inputs[1:]).outputs[0]
+    return [base]

@@ -60,5 +60,12 @@ config = Config(
             "print which rewrite fired, and where it is defined",
             boolean,
         ),
+        ConfigParam(
+            "optimizer_verbose",
+            False,
+            "print each replacement a rewrite makes, as PyTensor does: "
+            "'rewriting: rewrite <name> replaces <var> of <node> with <new var> of <new node>'",
+            boolean,
+        ),
     ]
 )

@@ -5,10 +5,20 @@ function ``pass(fgraph, query)`` that rewrites ``fgraph`` in place. Merging is o
 rule stage is a :class:`RuleStage`, which applies the rules registered for it
 (:func:`arignote.graph.rewriting.register_rewrite`) whose tags the mode's query selects.
 
+:data:`optdb` is PyTensor's name for the same pipeline: a
+:class:`~arignote.graph.rewriting.db.SequenceDB` view of :data:`PIPELINE` whose entries are
+its stages, ``optdb["canonicalize"]`` the EquilibriumDB view of that stage's rules (a rule
+registered there is one ``function()`` runs), ``optdb.register(name, rewriter, *tags,
+position=...)`` a new stage of :data:`PIPELINE`, run by the modes whose tags select it.
+
 >>> from arignote.compile.mode import get_mode
 >>> m = get_mode("FAST_RUN").excluding("fusion")
 >>> ("fusion" in m.query.exclude, m.linker)
 (True, VMLinker(allow_gc=True))
+>>> optdb.names()[:4]
+['merge', 'canonicalize', 'stabilize', 'specialize']
+>>> "constant_folding" in optdb["canonicalize"]
+True
 """
 
 from __future__ import annotations
@@ -20,12 +30,34 @@ from typing import Any
 
 from arignote.configdefaults import config
 from arignote.graph.fg import FunctionGraph
-from arignote.graph.rewriting.basic import apply_node_rewriters, merge_graph
-from arignote.graph.rewriting.db import rewrite_registry
+from arignote.graph.rewriting.basic import (
+    EquilibriumGraphRewriter,
+    GraphRewriter,
+    MergeOptimizer,
+    SequentialGraphRewriter,
+    apply_node_rewriters,
+    in2out,
+    merge_graph,
+)
+from arignote.graph.rewriting.db import (
+    RewriteDatabaseQuery,
+    SequenceDB,
+    _as_query,
+    default_database,
+    stage_db,
+)
+from arignote.graph.rewriting.registry import RulesByOp, rewrite_registry, rewriter_kind
 from arignote.link.vm import VMLinker
 
 __all__ = [
+    "OPT_FAST_COMPILE",
+    "OPT_FAST_RUN",
+    "OPT_MERGE",
+    "OPT_NONE",
     "PIPELINE",
+    "STAGE_POSITIONS",
+    "STAGE_TAGS",
+    "optdb",
     "RuleStage",
     "merge_pass",
     "RewriteQuery",
@@ -56,8 +88,24 @@ class RuleStage:
     stage: str
 
     def __call__(self, fgraph: FunctionGraph, query: RewriteQuery) -> int:
-        rules = rewrite_registry.rules_by_op(self.stage, query.include, query.exclude, query.require)
-        return apply_node_rewriters(fgraph, rules)
+        selected = rewrite_registry.query(self.stage, query.include, query.exclude, query.require)
+        for rule in selected:
+            rule.add_requirements(fgraph)
+        if all(rewriter_kind(r) == "node" for r in selected):  # the usual case: one worklist pass
+            return apply_node_rewriters(fgraph, RulesByOp(selected))
+        return self.rewriter(selected, query).apply(fgraph)
+
+    def rewriter(self, selected: list, query: RewriteQuery) -> EquilibriumGraphRewriter:
+        """The stage's selected node rewriters, graph rewriters (``final``/``cleanup`` as
+        registered) and databases (queried with the same tags) as one equilibrium."""
+        roles = {id(r): rewrite_registry.role(self.stage, r) for r in selected}
+        q = RewriteDatabaseQuery(include=query.include, require=query.require, exclude=query.exclude)
+        items = [r.query(q) if rewriter_kind(r) == "db" else r for r in selected]
+        return EquilibriumGraphRewriter(
+            [it for r, it in zip(selected, items) if not roles[id(r)]],
+            final_rewriters=[it for r, it in zip(selected, items) if roles[id(r)] == "final"],
+            cleanup_rewriters=[it for r, it in zip(selected, items) if roles[id(r)] == "cleanup"],
+        )
 
 
 #: The compilation pipeline, in order: (stage name, what it is for, the pass).
@@ -74,10 +122,61 @@ PIPELINE: list[tuple[str, str, Pass]] = [
         RuleStage("stabilize"),
     ),
     ("specialize", "replace general ops by faster special cases", RuleStage("specialize")),
+    (
+        "uncanonicalize",
+        "undo canonical forms that are slower to run than the original",
+        RuleStage("uncanonicalize"),
+    ),
     ("fusion", "fuse chains of elementwise ops into single kernels", RuleStage("fusion")),
     ("inplace", "let ops overwrite inputs nobody else needs", RuleStage("inplace")),
     ("final_merge", "merge again what the stages made equal", merge_pass),
 ]
+
+
+#: The tags of each pipeline stage (besides its name), by which ``optdb.query`` and a
+#: ``Mode`` built from a ``RewriteDatabaseQuery`` select stages; ``optdb.register`` adds to it.
+STAGE_TAGS: dict[str, frozenset[str]] = {
+    "merge": frozenset({"fast_run", "fast_compile", "merge"}),
+    "canonicalize": frozenset({"fast_run", "fast_compile"}),
+    "stabilize": frozenset({"fast_run"}),
+    "specialize": frozenset({"fast_run"}),
+    "uncanonicalize": frozenset({"fast_run"}),
+    "fusion": frozenset({"fast_run"}),
+    "inplace": frozenset({"fast_run", "inplace"}),
+    "final_merge": frozenset({"fast_run", "merge"}),
+}
+
+#: PyTensor's positions of the stages in ``optdb`` (a stage without one goes after the
+#: stage before it in :data:`PIPELINE`).
+STAGE_POSITIONS: dict[str, float] = {
+    "merge": 0,
+    "canonicalize": 1,
+    "stabilize": 1.5,
+    "specialize": 2,
+    "uncanonicalize": 3,
+    "fusion": 49,
+    "inplace": 75,
+    "final_merge": 100,
+}
+
+#: Stages added with ``optdb.register``: modes run them where their tags select them.
+_ADDED_STAGES: set[str] = set()
+
+
+def _stage_selected(name: str, include: Any, exclude: Any, require: Any) -> bool:
+    tags = STAGE_TAGS.get(name, frozenset({"fast_run"})) | {name}
+    return bool(tags & set(include) or "all" in include) and not tags & set(exclude) and set(require) <= tags
+
+
+def _stage_positions() -> dict[str, float]:
+    positions: dict[str, float] = {}
+    last = -1.0
+    for name, _, _ in PIPELINE:
+        p = STAGE_POSITIONS.get(name)
+        if p is None or p < last:
+            p = last + 1e-3
+        positions[name] = last = p
+    return positions
 
 
 @dataclass(frozen=True)
@@ -99,15 +198,36 @@ class RewriteQuery:
     def requiring(self, *tags: str) -> RewriteQuery:
         return replace(self, require=self.require | set(tags))
 
+    @classmethod
+    def from_database_query(cls, q: RewriteDatabaseQuery) -> RewriteQuery:
+        """PyTensor's query as a mode's: its tags, and the stages they select."""
+        stages = tuple(n for n, _, _ in PIPELINE if _stage_selected(n, q.include, q.exclude, q.require))
+        return cls(include=q.include, exclude=q.exclude, require=q.require, stages=stages)
+
+    def stages_to_run(self) -> list[str]:
+        """The stages this query runs, in pipeline order: those of ``stages`` and those
+        added with ``optdb.register`` whose tags it selects (not excluded by name), then
+        any of ``stages`` outside the pipeline (they apply the rules registered for them)."""
+        in_pipeline = [name for name, _, _ in PIPELINE]
+        run = [
+            n
+            for n in in_pipeline
+            if n in self.stages
+            or (
+                n in _ADDED_STAGES
+                and self.include
+                and _stage_selected(n, self.include, self.exclude, self.require)
+            )
+        ]
+        run += [s for s in self.stages if s not in in_pipeline]
+        return [s for s in run if s not in self.exclude]
+
     def __call__(self, fgraph: FunctionGraph) -> dict[str, float]:
-        """Rewrite ``fgraph`` in place, running the pass of each of ``stages`` in turn (a
-        stage that is not in :data:`PIPELINE` applies the rules registered for it);
-        returns seconds spent per stage."""
+        """Rewrite ``fgraph`` in place, running the pass of each stage of
+        :meth:`stages_to_run` in turn; returns seconds spent per stage."""
         passes = {name: run for name, _, run in PIPELINE}
         timings: dict[str, float] = {}
-        for stage in self.stages:
-            if stage in self.exclude:
-                continue
+        for stage in self.stages_to_run():
             run = passes.get(stage) or RuleStage(stage)
             t0 = time.perf_counter()
             run(fgraph, self)
@@ -154,6 +274,8 @@ class Mode:
         opt = self.optimizer
         if isinstance(opt, RewriteQuery):
             query = opt
+        elif isinstance(opt, RewriteDatabaseQuery):
+            query = RewriteQuery.from_database_query(opt)
         elif opt in _OPTIMIZERS:
             query = _OPTIMIZERS[opt]
         else:
@@ -181,6 +303,151 @@ class Mode:
 
     def __str__(self) -> str:
         return f"{self.name}(linker={self.linker}, optimizer={self.query})"
+
+
+# --- optdb: PyTensor's database of the pipeline, a view of PIPELINE -------------------------
+
+
+class _PassRewriter(GraphRewriter):
+    """One pipeline pass as a GraphRewriter, run with a given mode query."""
+
+    def __init__(self, name: str, run: Pass, query: RewriteQuery):
+        self.name = name
+        self.run = run
+        self.query = query
+
+    def apply(self, fgraph: FunctionGraph, *args: Any, **kwargs: Any) -> Any:
+        return self.run(fgraph, self.query)
+
+
+@dataclass(frozen=True)
+class RewriterPass:
+    """The pass of a stage added with ``optdb.register``: a database is queried with the
+    mode's tags, a graph rewriter rewrites, a node rewriter is walked (:func:`in2out`)."""
+
+    rewriter: Any
+
+    def __call__(self, fgraph: FunctionGraph, query: RewriteQuery) -> Any:
+        r = self.rewriter
+        kind = rewriter_kind(r)
+        if kind == "db":
+            q = RewriteDatabaseQuery(include=query.include, require=query.require, exclude=query.exclude)
+            return r.query(q).rewrite(fgraph)
+        if kind == "node":
+            return in2out(r).rewrite(fgraph)
+        return r.rewrite(fgraph) if hasattr(r, "rewrite") else r.apply(fgraph)
+
+
+class PipelineDB(SequenceDB):
+    """``optdb``: the SequenceDB whose entries are the stages of :data:`PIPELINE`.
+
+    ``optdb[name]`` is, for a rule stage, the EquilibriumDB view of its rules (register
+    there to add a rule ``function()`` runs); for a merge stage a :class:`MergeOptimizer`;
+    for another pass, that pass as a GraphRewriter. ``query(...)`` gives the selected stages
+    as one SequentialGraphRewriter running exactly the pipeline's passes, with the query's
+    tags selecting the rules inside them. ``register`` adds a stage to :data:`PIPELINE`.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(failure_callback=None, stage="optdb")
+        self.name = "optdb"
+
+    def _passes(self) -> dict[str, Pass]:
+        return {name: run for name, _, run in PIPELINE}
+
+    def names(self) -> list[str]:
+        return [name for name, _, _ in PIPELINE]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._passes()
+
+    def __getitem__(self, name: str) -> Any:
+        run = self._passes().get(name)
+        if run is None:
+            raise KeyError(f"no stage {name!r} in the pipeline; stages: {self.names()}")
+        if isinstance(run, RuleStage):
+            return stage_db(run.stage)
+        if run is merge_pass:
+            return MergeOptimizer()
+        if isinstance(run, RewriterPass):
+            return run.rewriter
+        return _PassRewriter(name, run, RewriteQuery())
+
+    def position(self, name: str) -> float:
+        return _stage_positions()[name]
+
+    def register(  # type: ignore[override]
+        self, name: str, rewriter: Any, *tags: str, position: float | str = "last", **kwargs: Any
+    ) -> None:
+        """Add a stage ``name`` running ``rewriter`` (a graph rewriter, a node rewriter or
+        a database) at ``position`` (PyTensor's numbers: canonicalize 1, specialize 2,
+        fusion 49, inplace 75, final merge 100), selected by ``tags`` (``"fast_run"``:
+        FAST_RUN runs it)."""
+        if kwargs:
+            raise TypeError(f"optdb.register takes no {sorted(kwargs)}")
+        if name in self:
+            raise ValueError(f"the pipeline already has a stage {name!r}")
+        rewriter.name = name
+        if rewriter_kind(rewriter) is None:
+            raise TypeError(f"{rewriter!r} is not a node rewriter, a graph rewriter or a RewriteDatabase")
+        positions = _stage_positions()
+        if position == "last":
+            position = max(positions.values(), default=0) + 1
+        elif not isinstance(position, (int, float)):
+            raise TypeError(f"position must be a number or 'last', got {position!r}")
+        index = sum(1 for p in positions.values() if p <= position)
+        PIPELINE.insert(index, (name, f"{rewriter!r}, registered in optdb", RewriterPass(rewriter)))
+        STAGE_TAGS[name] = frozenset(tags)
+        STAGE_POSITIONS[name] = position
+        _ADDED_STAGES.add(name)
+
+    def unregister(self, name: str) -> None:
+        """Remove a stage added with :meth:`register`."""
+        if name not in _ADDED_STAGES:
+            raise KeyError(f"{name!r} is not a stage added with optdb.register")
+        PIPELINE[:] = [entry for entry in PIPELINE if entry[0] != name]
+        STAGE_TAGS.pop(name, None)
+        STAGE_POSITIONS.pop(name, None)
+        _ADDED_STAGES.discard(name)
+
+    def __query__(self, q: RewriteDatabaseQuery) -> list[Any]:
+        rq = RewriteQuery(include=q.include, exclude=q.exclude, require=q.require)
+        positions = _stage_positions()
+        return [
+            _PassRewriter(name, run, rq)
+            for name, _, run in PIPELINE
+            if _stage_selected(name, q.include, q.exclude, q.require) and positions[name] < q.position_cutoff
+        ]
+
+    def query(
+        self, *tags: Any, position_cutoff: float | None = None, **kwtags: Any
+    ) -> SequentialGraphRewriter:
+        q = _as_query(tags, kwtags)
+        if position_cutoff is not None:
+            q = q._with(position_cutoff=position_cutoff)
+        selected = [(_stage_positions()[r.name], r) for r in self.__query__(q)]
+        selected += [(p, r) for r, p in q.extra_rewrites if p < q.position_cutoff]
+        selected.sort(key=lambda pr: pr[0])
+        return SequentialGraphRewriter(*(r for _, r in selected))
+
+    def print_summary(self, stream: Any = None) -> None:
+        positions = _stage_positions()
+        for name, purpose, _ in PIPELINE:
+            tags = sorted(STAGE_TAGS.get(name, {"fast_run"}))
+            print(f"{positions[name]:>7g} {name}: {purpose} {tags}", file=stream)
+
+    def __repr__(self) -> str:
+        return f"optdb({self.names()})"
+
+
+#: PyTensor's database of the compilation pipeline: a view of :data:`PIPELINE`.
+optdb = PipelineDB()
+default_database["optdb"] = optdb
+
+OPT_FAST_RUN = RewriteDatabaseQuery(include=["fast_run"])
+OPT_FAST_COMPILE = RewriteDatabaseQuery(include=["fast_compile"])
+OPT_MERGE = RewriteDatabaseQuery(include=["merge"])
+OPT_NONE = RewriteDatabaseQuery(include=[])
 
 
 FAST_RUN = Mode(VMLinker(), "fast_run", name="FAST_RUN")

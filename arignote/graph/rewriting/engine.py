@@ -1,0 +1,485 @@
+"""The rewrite engine: node rewriters, graph rewriters, and the worklist that applies
+node rewriters to a FunctionGraph (:func:`apply_node_rewriters`).
+
+Everything here is re-exported by :mod:`arignote.graph.rewriting.basic`, PyTensor's path.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TextIO
+
+from arignote.configdefaults import config
+from arignote.graph.basic import Apply, Variable
+from arignote.graph.features import Feature, ReplacementDidNotRemoveError
+from arignote.graph.fg import FunctionGraph, Output
+from arignote.graph.rewriting.registry import (
+    RulesByOp,
+    op_matches,
+    rewriter_kind,
+    rule_tracks,
+)
+from arignote.graph.rewriting.unify import (
+    OpPattern,
+)
+
+__all__ = [
+    "FromFunctionGraphRewriter",
+    "FromFunctionNodeRewriter",
+    "GraphRewriter",
+    "NodeRewriter",
+    "RewriteError",
+    "Rewriter",
+    "SequentialNodeRewriter",
+    "Tracks",
+    "apply_node_rewriters",
+    "graph_rewriter",
+    "node_rewriter",
+]
+
+
+class RewriteError(Exception):
+    """A rewrite rule raised or returned something invalid; names the rule and the node."""
+
+
+def _source_site(obj: Any) -> str:
+    try:
+        fn = inspect.unwrap(obj)
+        return f"{inspect.getsourcefile(fn)}:{inspect.getsourcelines(fn)[1]}"
+    except (OSError, TypeError):
+        return "<unknown>"
+
+
+class Rewriter:
+    """What node and graph rewriters share: a ``name`` (by default the class's name),
+    ``where`` it is defined, and ``add_requirements(fgraph)``."""
+
+    @property
+    def name(self) -> str:
+        return self.__dict__.get("_name") or type(self).__name__
+
+    @name.setter
+    def name(self, value: str | None) -> None:
+        self.__dict__["_name"] = value
+
+    @property
+    def where(self) -> str:
+        """``file:line`` of the code that does the rewriting (read when first asked)."""
+        where = self.__dict__.get("_where")
+        if where is None:
+            where = self.__dict__["_where"] = _source_site(self._defining_function())
+        return where
+
+    def _defining_function(self) -> Any:
+        return type(self)
+
+    def add_requirements(self, fgraph: FunctionGraph) -> None:
+        """Attach the Features this rewriter needs to ``fgraph`` (none by default)."""
+
+    def print_summary(self, stream: TextIO = sys.stdout, level: int = 0, depth: int = -1) -> None:
+        print(f"{' ' * level}{type(self).__name__} {self.name} id={id(self)}", file=stream)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+# --- node rewriters -----------------------------------------------------------------------
+
+
+class Tracks(tuple):
+    """The Ops a rule made by :func:`node_rewriter` tracks: a tuple (arignote's ``tracks``
+    attribute: ``rule.tracks == (Elemwise,)``) that can also be called like PyTensor's
+    ``tracks()`` method (a list, or None when the rule sees every node)."""
+
+    def __call__(self) -> list | None:
+        return list(self) or None
+
+
+class NodeRewriter(Rewriter):
+    """A rewrite of one node. Subclass it and define ``tracks()`` (the Op classes, Op
+    instances or :class:`~arignote.graph.rewriting.unify.OpPattern`\\ s it concerns;
+    None: every node) and ``transform(fgraph, node)``, or use :func:`node_rewriter`.
+
+    ``transform`` returns None or False (no change), a list with one replacement (or
+    None: keep) per output, or a dict ``{old: new}``, optionally with a ``"remove"`` key.
+
+    >>> import arignote.tensor as pt
+    >>> from arignote.tensor.elemwise import Elemwise
+    >>> class LogExp(NodeRewriter):
+    ...     def tracks(self):
+    ...         return [pt.log]
+    ...     def transform(self, fgraph, node):
+    ...         (arg,) = node.inputs
+    ...         if arg.owner is not None and arg.owner.op == pt.exp:
+    ...             return [arg.owner.inputs[0]]
+    ...         return None
+    >>> x = pt.dvector("x")
+    >>> from arignote.graph.fg import FunctionGraph
+    >>> fg = FunctionGraph([x], [pt.log(pt.exp(x))])
+    >>> apply_node_rewriters(fg, [LogExp()])  # (or in2out(LogExp()).rewrite(fg))
+    1
+    >>> fg.outputs[0] is fg.inputs[0]
+    True
+    """
+
+    #: whether the nodes a replacement creates may be rewritten again (always, here)
+    reentrant = True
+    retains_inputs = False
+
+    def tracks(self) -> Sequence[Any] | None:
+        """The Op classes, Op instances or OpPatterns this rule concerns (None: all)."""
+        return None
+
+    def transform(self, fgraph: FunctionGraph, node: Apply, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define transform(fgraph, node)")
+
+    def _defining_function(self) -> Any:
+        return type(self).transform
+
+    def applies_to(self, node: Apply) -> bool:
+        """Whether ``node``'s Op is one this rule tracks (the engine asks a :class:`RulesByOp`)."""
+        return _tracks_op(rule_tracks(self), node.op)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name})"
+
+
+def _tracks_op(tracks: tuple | None, op: Any) -> bool:
+    if tracks is None:
+        return True
+    return any(isinstance(op, t) if isinstance(t, type) else op_matches(op, (t,)) for t in tracks)
+
+
+class FromFunctionNodeRewriter(NodeRewriter):
+    """A node rewriter from a function ``fn(fgraph, node)`` (what :func:`node_rewriter` makes)."""
+
+    def __init__(
+        self,
+        fn: Callable,
+        tracks: Sequence[Any] | None = None,
+        name: str | None = None,
+        requirements: Sequence[Callable] = (),
+    ):
+        self.fn = fn
+        self.tracks = Tracks(tracks or ())  # type: ignore[assignment]  # (instance attribute)
+        self.name = name or getattr(fn, "__name__", None) or "node_rewriter"
+        self.__name__ = self.name
+        self.__doc__ = fn.__doc__
+        self.requirements = tuple(requirements)
+
+    def _defining_function(self) -> Any:
+        return self.fn
+
+    def transform(self, fgraph: FunctionGraph, node: Apply, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(fgraph, node, *args, **kwargs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def add_requirements(self, fgraph: FunctionGraph) -> None:
+        for req in self.requirements:
+            req(fgraph)
+
+    def __repr__(self) -> str:
+        return f"NodeRewriter({self.name} at {self.where})"
+
+
+def _add_destroy_handler(fgraph: FunctionGraph) -> None:
+    """The requirement of an in-place rule: a DestroyHandler on the graph."""
+    # same layer; imported when an in-place rule first needs it
+    from arignote.graph.destroyhandler import DestroyHandler
+
+    if not any(isinstance(f, DestroyHandler) for f in fgraph._features):
+        fgraph.attach_feature(DestroyHandler())
+
+
+def node_rewriter(
+    tracks: Sequence[Any] | None,
+    name: str | None = None,
+    *,
+    inplace: bool = False,
+    requirements: Sequence[Callable] = (),
+) -> Callable[[Callable], FromFunctionNodeRewriter]:
+    """Decorator: ``@node_rewriter([Elemwise])`` turns ``fn(fgraph, node)`` into a rule.
+
+    ``tracks`` lists Op classes, Op instances or OpPatterns (None: every node); with
+    ``inplace=True`` the graph gets a DestroyHandler first (``add_requirements``).
+    """
+    if tracks is not None:
+        tracks = list(tracks)
+        if not tracks:
+            raise ValueError("node_rewriter: give None, not an empty list, to track every node")
+        for t in tracks:
+            if not (isinstance(t, (type, OpPattern)) or hasattr(t, "make_node")):
+                raise TypeError(f"node_rewriter tracks Op classes, Op instances or OpPatterns; got {t!r}")
+    reqs = (*requirements, _add_destroy_handler) if inplace else tuple(requirements)
+
+    def wrap(fn: Callable) -> FromFunctionNodeRewriter:
+        return FromFunctionNodeRewriter(fn, tracks, name, reqs)
+
+    return wrap
+
+
+def _flat_node_rewriters(rewriters: Iterable[Any]) -> list[Any]:
+    """Node rewriters with :class:`SequentialNodeRewriter`\\ s opened into their members
+    (the engine indexes each member by its own ``tracks``)."""
+    out: list[Any] = []
+    for r in rewriters:
+        if isinstance(r, SequentialNodeRewriter):
+            out.extend(_flat_node_rewriters(r.rewrites))
+        else:
+            out.append(r)
+    return out
+
+
+# --- the engine ---------------------------------------------------------------------------
+
+
+def _as_replacements(rule: Any, node: Apply, result: Any) -> tuple[list[tuple[Variable, Variable]], list]:
+    remove: list = []
+    if isinstance(result, dict):
+        result = dict(result)
+        remove = list(result.pop("remove", ()))
+        pairs = list(result.items())
+    elif isinstance(result, (list, tuple)):
+        if len(result) != len(node.outputs):
+            raise RewriteError(
+                f"{rule!r} returned {len(result)} replacements for {node}, which has {len(node.outputs)} outputs"
+            )
+        pairs = [(o, n) for o, n in zip(node.outputs, result) if n is not None]
+    else:
+        raise RewriteError(f"{rule!r} returned {result!r} for {node}; expected a list, a dict, None or False")
+    return [(o, n) for o, n in pairs if o is not n], remove
+
+
+def apply_node_rewriters(
+    fgraph: FunctionGraph,
+    rewriters: Sequence[Any] | RulesByOp,
+    max_passes: float = 50,
+    order: str = "in_to_out",
+    failure_callback: Callable | None = None,
+) -> int:
+    """Apply ``rewriters`` until none fires; returns how many replacements were made.
+
+    A worklist of nodes, started in topological order (``order="out_to_in"``: reversed):
+    only nodes a change created (and the clients of replaced variables) are revisited,
+    never the whole graph per change. Each node is offered only the rules tracking its
+    Op's type (``rewriters`` indexed once per call, unless given as a :class:`RulesByOp`),
+    in the order of ``rewriters``. More than ``max_passes`` replacements per node of the
+    starting graph is a :class:`RewriteError` (rules that undo each other).
+    """
+    rules = rewriters if isinstance(rewriters, RulesByOp) else RulesByOp(_flat_node_rewriters(rewriters))
+    if not len(rules):
+        return 0
+    count = 0
+    nodes = fgraph.toposort()
+    worklist = deque(reversed(nodes) if order == "out_to_in" else nodes)
+    queued = set(worklist)
+    budget = max_passes * max(1, len(worklist))
+    imported = _ImportedNodes()
+    fgraph.attach_feature(imported)
+    try:
+        while worklist:
+            count += _rewrite_one(fgraph, rules, worklist, queued, imported, failure_callback)
+            if count > budget:
+                raise RewriteError(f"rewriting did not settle after {max_passes} passes")
+    finally:
+        fgraph.remove_feature(imported)
+    return count
+
+
+class _ImportedNodes(Feature):
+    """Collects the nodes a replacement brings into the graph, so that every one of them,
+    not only the replacement's root, is offered to the rules."""
+
+    def __init__(self) -> None:
+        self.nodes: list[Apply] = []
+
+    def on_import(self, fgraph: FunctionGraph, node: Apply, reason: Any) -> None:
+        self.nodes.append(node)
+
+
+def _rewrite_one(
+    fgraph: FunctionGraph,
+    rules: RulesByOp,
+    worklist: deque,
+    queued: set,
+    imported: _ImportedNodes,
+    failure_callback: Callable | None,
+) -> int:
+    """Offer the next node of the worklist to the rules; 1 if one replaced it."""
+    node = worklist.popleft()
+    queued.discard(node)
+    if node not in fgraph.apply_nodes:
+        return 0
+    op = node.op
+    for rule, instances in rules.for_op_type(type(op)):
+        if instances is not None and not op_matches(op, instances):
+            continue
+        result = _transform(rule, fgraph, node, failure_callback)
+        if not result:
+            continue
+        pairs, remove = _as_replacements(rule, node, result)
+        if not pairs:
+            continue
+        if config.trace_rewrites:
+            print(f"rewrite {rule.name} ({rule.where}): {node} -> {[str(n) for _, n in pairs]}")
+        imported.nodes.clear()
+        verbose = config.optimizer_verbose
+        if remove:
+            try:
+                fgraph.replace_all_validate_remove(  # type: ignore[attr-defined]
+                    pairs, remove, reason=rule.name, warn=False, verbose=verbose
+                )
+            except ReplacementDidNotRemoveError:
+                continue
+        else:
+            fgraph.replace_all_validate(pairs, reason=rule.name, verbose=verbose)  # type: ignore[attr-defined]
+        # every node the replacement brought in, its outputs' clients too, gets the rules
+        fresh = [n for n in imported.nodes if n in fgraph.apply_nodes]
+        for _, new in pairs:
+            fresh.extend(_new_nodes(fgraph, new))
+        for new_node in fresh:
+            if new_node not in queued:
+                worklist.append(new_node)
+                queued.add(new_node)
+        return 1
+    return 0
+
+
+def _transform(
+    rule: Any, fgraph: FunctionGraph, node: Apply, failure_callback: Callable | None = None
+) -> Any:
+    """The rule's result, or None where it raised and ``config.on_opt_error`` (or the
+    ``failure_callback``) says to go on."""
+    try:
+        return rule.transform(fgraph, node)
+    except Exception as err:
+        if failure_callback is not None:
+            failure_callback(err, None, [(o, None) for o in node.outputs], rule, node)
+            return None
+        if config.on_opt_error == "raise":
+            raise RewriteError(f"{rule!r} raised on {node}: {err!r}") from err
+        if config.on_opt_error == "warn":
+            warnings.warn(
+                f"rewrite {rule.name} ({rule.where}) raised on {node} and was skipped: {err!r}",
+                stacklevel=3,
+            )
+        return None  # a failed rewrite leaves the graph as it was
+
+
+def _new_nodes(fgraph: FunctionGraph, var: Variable) -> list[Apply]:
+    nodes = []
+    if var.owner is not None and var.owner in fgraph.apply_nodes:
+        nodes.append(var.owner)
+    for client, _ in fgraph.clients.get(var, ()):
+        if not isinstance(client.op, Output):
+            nodes.append(client)
+    return nodes
+
+
+# --- graph rewriters ----------------------------------------------------------------------
+
+
+class GraphRewriter(Rewriter):
+    """A rewrite of a whole FunctionGraph: define ``apply(fgraph)``; call
+    ``rewrite(fgraph)`` (which first calls ``add_requirements(fgraph)``)."""
+
+    def apply(self, fgraph: FunctionGraph, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define apply(fgraph)")
+
+    def _defining_function(self) -> Any:
+        return type(self).apply
+
+    def rewrite(self, fgraph: FunctionGraph, *args: Any, **kwargs: Any) -> Any:
+        """``add_requirements(fgraph)``, then ``apply(fgraph)``; returns what apply returns."""
+        self.add_requirements(fgraph)
+        return self.apply(fgraph, *args, **kwargs)
+
+    def __call__(self, fgraph: FunctionGraph) -> Any:
+        return self.rewrite(fgraph)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name})"
+
+
+class FromFunctionGraphRewriter(GraphRewriter):
+    """A graph rewriter from a function ``fn(fgraph)`` (what :func:`graph_rewriter` makes)."""
+
+    def __init__(self, fn: Callable, requirements: Sequence[Callable] = (), name: str | None = None):
+        self.fn = fn
+        self.requirements = tuple(requirements)
+        self.name = name or getattr(fn, "__name__", None) or "graph_rewriter"
+        self.__name__ = self.name
+        self.__doc__ = fn.__doc__
+
+    def _defining_function(self) -> Any:
+        return self.fn
+
+    def apply(self, fgraph: FunctionGraph, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(fgraph, *args, **kwargs)
+
+    def add_requirements(self, fgraph: FunctionGraph) -> None:
+        for req in self.requirements:
+            req(fgraph)
+
+
+def graph_rewriter(fn: Callable | None = None, *, inplace: bool = False, name: str | None = None) -> Any:
+    """Decorator: ``@graph_rewriter`` (or ``@graph_rewriter(name=...)``) turns
+    ``fn(fgraph)`` into a :class:`GraphRewriter`."""
+    reqs = (_add_destroy_handler,) if inplace else ()
+
+    def wrap(f: Callable) -> FromFunctionGraphRewriter:
+        return FromFunctionGraphRewriter(f, reqs, name)
+
+    return wrap if fn is None else wrap(fn)
+
+
+def _is_node_rewriter(r: Any) -> bool:
+    return isinstance(r, NodeRewriter) or rewriter_kind(r) == "node"
+
+
+class SequentialNodeRewriter(NodeRewriter):
+    """Several node rewriters tried in order on a node; the first that gives a
+    replacement wins. It tracks what its members track. (Handed to a walking or
+    equilibrium rewriter, its members are indexed one by one; ``apply_all_rewrites``
+    is what the worklist does anyway: the new nodes are offered every rule again.)"""
+
+    def __init__(self, *rewriters: Any, apply_all_rewrites: bool = False, profile: bool = False):
+        if len(rewriters) == 1 and isinstance(rewriters[0], (list, tuple)):
+            rewriters = tuple(rewriters[0])
+        self.rewrites = list(rewriters)
+        self.apply_all_rewrites = apply_all_rewrites
+        self.profile = profile
+
+    def tracks(self) -> list | None:
+        found: list = []
+        for r in self.rewrites:
+            t = rule_tracks(r)
+            if t is None:
+                return None
+            found.extend(x for x in t if x not in found)
+        return found or None
+
+    def transform(self, fgraph: FunctionGraph, node: Apply, *args: Any, **kwargs: Any) -> Any:
+        for r in self.rewrites:
+            if not _tracks_op(rule_tracks(r), node.op):
+                continue
+            result = r.transform(fgraph, node)
+            if result:
+                return result
+        return False
+
+    def add_requirements(self, fgraph: FunctionGraph) -> None:
+        for r in self.rewrites:
+            r.add_requirements(fgraph)
+
+    def print_summary(self, stream: TextIO = sys.stdout, level: int = 0, depth: int = -1) -> None:
+        super().print_summary(stream, level, depth)
+        if depth != 0:
+            for r in self.rewrites:
+                r.print_summary(stream, level + 2, depth - 1)

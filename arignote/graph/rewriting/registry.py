@@ -1,0 +1,219 @@
+"""The one registry of rewrites, and the index that hands each Op type its rules.
+
+Rules live next to the Ops they concern and register themselves here with
+``register_rewrite(stage, *tags)`` (or through PyTensor's spelling,
+``register_canonicalize`` & co., or ``optdb["canonicalize"].register(...)``: views of this
+registry, see :mod:`arignote.graph.rewriting.db`); a mode's query (include/exclude/require
+tags) selects which run. The order of stages is the pipeline in :mod:`arignote.compile.mode`.
+A pass over a stage gets its node rules as a :class:`RulesByOp`: each node is offered only
+the rules that track its Op's class (or a base class of it), never every rule.
+
+This module sits below the engine (:mod:`arignote.graph.rewriting.basic` imports it to
+register constant folding), so it knows a rule only by what it uses of it: ``name``,
+``tracks`` and ``transform`` (a node rewriter), ``apply`` (a graph rewriter) or ``query``
+(a database of rewriters).
+"""
+
+from __future__ import annotations
+
+import bisect
+import inspect
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from arignote.graph.rewriting.unify import OpPattern
+
+if TYPE_CHECKING:  # for annotations only: basic imports this module
+    from arignote.graph.rewriting.basic import NodeRewriter
+
+__all__ = ["RewriteRegistry", "RulesByOp", "register_rewrite", "rewrite_registry", "rule_tracks"]
+
+
+def rule_tracks(rule: Any) -> tuple | None:
+    """What ``rule`` tracks, as a tuple of Op classes, Op instances and OpPatterns, or
+    None for every node. Accepts arignote's ``tracks`` attribute (a tuple, or None) and
+    PyTensor's ``tracks()`` method (a list, or None)."""
+    tracks = getattr(rule, "tracks", None)
+    if tracks is None or isinstance(tracks, tuple):
+        return tracks or None
+    if inspect.ismethod(tracks) or inspect.isfunction(tracks):
+        tracks = tracks()
+    if tracks is None:
+        return None
+    if isinstance(tracks, type) or not isinstance(tracks, Iterable):
+        tracks = (tracks,)
+    return tuple(tracks) or None
+
+
+class RulesByOp:
+    """The node rules of one pass, indexed by Op type.
+
+    ``for_op_type(T)`` gives, in the order of ``rules``, the rules that track a class in
+    ``T.__mro__``, the rules that track no Op (they see every node: constant folding),
+    and the rules that track Op instances or :class:`OpPattern`\\ s (each paired with
+    those, one of which the node's Op must equal or match). It is computed once per Op
+    type and cached, so a pass costs one dictionary look-up per node instead of one
+    ``tracks`` check per rule and node.
+    """
+
+    def __init__(self, rules: Iterable[NodeRewriter]):
+        self.rules: tuple[NodeRewriter, ...] = tuple(rules)
+        self._tracks = [rule_tracks(r) for r in self.rules]
+        self._cache: dict[type, tuple[tuple[NodeRewriter, tuple | None], ...]] = {}
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def for_op_type(self, op_type: type) -> tuple[tuple[NodeRewriter, tuple | None], ...]:
+        """``(rule, instances)`` pairs for nodes whose Op is an ``op_type``: ``instances``
+        is None when the rule applies to all of them, else the tracked Op instances (or
+        OpPatterns) one of which the node's Op must equal (match)."""
+        found = self._cache.get(op_type)
+        if found is None:
+            found = self._cache[op_type] = tuple(self._select(op_type))
+        return found
+
+    def _select(self, op_type: type) -> Iterable[tuple[NodeRewriter, tuple | None]]:
+        mro = set(op_type.__mro__)
+        for rule, tracks in zip(self.rules, self._tracks):
+            if tracks is None:
+                yield rule, None
+                continue
+            if any(isinstance(t, type) and t in mro for t in tracks):
+                yield rule, None
+                continue
+            # Ops compare by value (``__props__``), possibly across classes: these are
+            # checked per node (see ``op_matches``)
+            instances = tuple(
+                t
+                for t in tracks
+                if not isinstance(t, type)
+                and (not isinstance(t, OpPattern) or issubclass(op_type, t.op_type))
+            )
+            if instances:
+                yield rule, instances
+
+    def __repr__(self) -> str:
+        return f"RulesByOp({[r.name for r in self.rules]})"
+
+
+def op_matches(op: Any, instances: tuple) -> bool:
+    """Whether ``op`` equals one of ``instances`` (or matches one that is an OpPattern)."""
+    return any(t.match_op(op) if isinstance(t, OpPattern) else op == t for t in instances)
+
+
+def rewriter_kind(obj: Any) -> str | None:
+    """``"node"``, ``"graph"`` or ``"db"``: what the registry holds; None for anything else."""
+    if not isinstance(getattr(obj, "name", None), str):
+        return None
+    if hasattr(obj, "tracks") and hasattr(obj, "transform"):
+        return "node"
+    if hasattr(obj, "apply") and callable(obj.apply):
+        return "graph"
+    if hasattr(obj, "query") and hasattr(obj, "register"):
+        return "db"
+    return None
+
+
+class RewriteRegistry:
+    """``{stage: [(rule, tags)]}``, each stage ordered by position (registration order
+    where none is given).
+
+    A rule is tagged with its name, its stage (unless registered with
+    ``use_stage_tag=False``) and ``tags``. Besides node rewriters, a stage may hold graph
+    rewriters (run between rounds of the node rules until nothing changes; with
+    ``final_rewriter=True`` after each round, with ``cleanup=True`` once at the end) and
+    databases (queried with the mode's tags when the stage runs).
+    """
+
+    def __init__(self) -> None:
+        self._rules: dict[str, list[tuple[Any, frozenset[str]]]] = {}
+        self._meta: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def register(
+        self,
+        stage: str,
+        rule: Any,
+        *tags: str,
+        position: float | None = None,
+        final_rewriter: bool = False,
+        cleanup: bool = False,
+        use_stage_tag: bool = True,
+    ) -> Any:
+        """Register ``rule`` for ``stage``; it is tagged with its name, ``stage`` and ``tags``."""
+        if rewriter_kind(rule) is None:
+            raise TypeError(
+                f"register a NodeRewriter (use @node_rewriter), a GraphRewriter or a RewriteDatabase, got {rule!r}"
+            )
+        if final_rewriter and cleanup:
+            raise ValueError("a rewriter is either final_rewriter or cleanup, not both")
+        entries = self._rules.setdefault(stage, [])
+        if any(r.name == rule.name for r, _ in entries):
+            raise ValueError(f"a rewrite named {rule.name!r} is already registered in stage {stage!r}")
+        positions = [self.position(stage, r) for r, _ in entries]
+        if position is None:
+            position = (max(positions) + 1) if positions else 0
+        entry = (rule, frozenset((rule.name, *((stage,) if use_stage_tag else ()), *tags)))
+        entries.insert(bisect.bisect_right(positions, position), entry)
+        self._meta[(stage, rule.name)] = {"position": position, "final": final_rewriter, "cleanup": cleanup}
+        return rule
+
+    def position(self, stage: str, rule: Any) -> float:
+        meta = self._meta.get((stage, rule.name))
+        if meta is not None:
+            return meta["position"]
+        entries = self._rules.get(stage, [])
+        return next((i for i, (r, _) in enumerate(entries) if r is rule), len(entries))
+
+    def role(self, stage: str, rule: Any) -> str:
+        """``"final"``, ``"cleanup"`` or ``""`` for a graph rewriter of ``stage``."""
+        meta = self._meta.get((stage, rule.name), {})
+        return "final" if meta.get("final") else "cleanup" if meta.get("cleanup") else ""
+
+    def unregister(self, stage: str, name: str) -> None:
+        """Remove the rule named ``name`` from ``stage`` (KeyError if there is none)."""
+        entries = self._rules.get(stage, [])
+        kept = [(r, t) for r, t in entries if r.name != name]
+        if len(kept) == len(entries):
+            raise KeyError(f"no rewrite named {name!r} in stage {stage!r}")
+        self._rules[stage] = kept
+        self._meta.pop((stage, name), None)
+
+    def entries(self, stage: str) -> list[tuple[Any, frozenset[str]]]:
+        """``(rule, tags)`` of ``stage``, in order."""
+        return list(self._rules.get(stage, []))
+
+    def query(
+        self, stage: str, include: Iterable[str], exclude: Iterable[str] = (), require: Iterable[str] = ()
+    ) -> list[Any]:
+        """The rules of ``stage`` having a tag in ``include``, none in ``exclude``, all of ``require``."""
+        include, exclude, require = set(include), set(exclude), set(require)
+        return [
+            rule
+            for rule, tags in self._rules.get(stage, [])
+            if (tags & include or "all" in include) and not tags & exclude and require <= tags
+        ]
+
+    def rules_by_op(
+        self, stage: str, include: Iterable[str], exclude: Iterable[str] = (), require: Iterable[str] = ()
+    ) -> RulesByOp:
+        """The node rules :meth:`query` selects, indexed by Op type for one pass."""
+        return RulesByOp(
+            r for r in self.query(stage, include, exclude, require) if rewriter_kind(r) == "node"
+        )
+
+    def stages(self) -> list[str]:
+        return list(self._rules)
+
+
+rewrite_registry = RewriteRegistry()
+
+
+def register_rewrite(stage: str, *tags: str, **kwargs: Any) -> Callable[[NodeRewriter], NodeRewriter]:
+    """Decorator registering a rewriter for ``stage`` with ``tags`` (keywords as
+    :meth:`RewriteRegistry.register`)."""
+
+    def wrap(rule: NodeRewriter) -> NodeRewriter:
+        return rewrite_registry.register(stage, rule, *tags, **kwargs)
+
+    return wrap

@@ -2,7 +2,9 @@
 incremental :class:`MergeFeature` and PyTensor's :class:`MergeOptimizer`.
 
 >>> import arignote.tensor as pt
->>> from arignote.graph.fg import FunctionGraph
+>>> from arignote.graph.utils import InconsistencyError
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.utils import InconsistencyError
 >>> x = pt.dvector("x")
 >>> fg = FunctionGraph([x], [pt.exp(x) + pt.exp(x)])
 >>> MergeOptimizer().rewrite(fg)
@@ -21,6 +23,7 @@ from arignote.graph.basic import Apply, AtomicVariable, Variable
 from arignote.graph.features import AlreadyThere, Feature
 from arignote.graph.fg import FunctionGraph, Output
 from arignote.graph.rewriting.engine import GraphRewriter
+from arignote.graph.utils import InconsistencyError
 
 __all__ = ["MergeFeature", "MergeOptimizer", "merge_graph"]
 
@@ -52,9 +55,16 @@ def _merge_into(fgraph: FunctionGraph, node: Apply, other: Apply) -> bool:
     """Make the clients of ``node`` use ``other``'s outputs (same Op, same inputs)."""
     if any(o.type != n.type for o, n in zip(node.outputs, other.outputs)):
         return False
-    fgraph.replace_all(
-        list(zip(node.outputs, other.outputs)), reason="merge", verbose=config.optimizer_verbose
-    )
+    pairs = list(zip(node.outputs, other.outputs))
+    if getattr(fgraph, "destroy_handler", None) is not None:
+        # after the in-place stage two equal nodes may each have a destroyer: merging them
+        # would give one value two destroyers, which the DestroyHandler refuses
+        try:
+            fgraph.replace_all_validate(pairs, reason="merge")  # type: ignore[attr-defined]
+        except InconsistencyError:
+            return False
+        return True
+    fgraph.replace_all(pairs, reason="merge", verbose=config.optimizer_verbose)
     return True
 
 

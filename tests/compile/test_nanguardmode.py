@@ -122,7 +122,9 @@ def test_checks_can_be_turned_off():
     x = pt.dvector("x")
     zero = np.zeros(1)
     assert np.isneginf(arignote.function([x], pt.log(x), mode=NanGuardMode(inf_is_error=False))(zero)).all()
-    assert np.isnan(arignote.function([x], x / x, mode=NanGuardMode(nan_is_error=False))(zero)).all()
+    # (not x / x: canonicalize makes it 1, as in PyTensor)
+    nan = arignote.function([x], pt.sqrt(x - 1.0), mode=NanGuardMode(nan_is_error=False))(zero)
+    assert np.isnan(nan).all()
     big = arignote.function([x], pt.exp(x), mode=NanGuardMode(big_is_error=False))(np.array([100.0]))
     assert big[0] > 1e43
     with pytest.raises(ValueError, match="checks nothing"):

@@ -402,14 +402,15 @@ class Reshape(Op):
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
         from arignote.tensor.reductions import prod
-        from arignote.tensor.ufuncs import switch
+        from arignote.tensor.ufuncs import maximum, switch
 
         if not any(s is None for s in node.outputs[0].type.shape):
             return [tuple(node.outputs[0].type.shape)]
         entries = [_vector_entry(node.inputs[1], i) for i in range(self.ndim)]
         total = prod(as_tensor_variable(list(shapes[0]) or [1]).astype("int64"))
         known = prod(switch(as_tensor_variable(entries) < 0, 1, as_tensor_variable(entries)))
-        return [tuple(switch(e < 0, total // known, e) for e in entries)]
+        # both branches of the switch are computed: a 0 among the lengths must not divide
+        return [tuple(switch(e < 0, total // maximum(known, 1), e) for e in entries)]
 
     def connection_pattern(self, node: Apply) -> list[list[bool]]:
         return [[True], [False]]

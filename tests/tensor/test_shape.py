@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import arignote
 import arignote.tensor as pt
 from arignote.graph.basic import Constant
 from arignote.tensor.shape import MakeVector, Reshape, Shape, Shape_i, ShapeError, SpecifyShape, make_vector
@@ -200,3 +201,11 @@ class TestMakeVector:
             MakeVector("float64")(pt.dvector())
         with pytest.raises(TypeError, match="has dtype float64, which does not fit int64"):
             MakeVector("int64")(pt.dscalar())
+
+
+def test_reshape_shape_with_a_zero_length_does_not_divide_by_zero():
+    # infer_shape's switch computes both branches: the -1 branch must not divide by 0
+    x = pt.dmatrix("x")
+    out = x.reshape((x.shape[0], 0, 5))
+    f = arignote.function([x], out.shape)
+    np.testing.assert_array_equal(f(np.zeros((2, 0))), [2, 0, 5])

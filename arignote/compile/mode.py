@@ -48,6 +48,7 @@ from arignote.graph.rewriting.db import (
 )
 from arignote.graph.rewriting.registry import RulesByOp, rewrite_registry, rewriter_kind
 from arignote.link.vm import VMLinker
+from arignote.tensor.rewriting.fusion import fusion_pass
 
 __all__ = [
     "OPT_FAST_COMPILE",
@@ -127,7 +128,7 @@ PIPELINE: list[tuple[str, str, Pass]] = [
         "undo canonical forms that are slower to run than the original",
         RuleStage("uncanonicalize"),
     ),
-    ("fusion", "fuse chains of elementwise ops into single kernels", RuleStage("fusion")),
+    ("fusion", "fuse chains of elementwise ops into single kernels", fusion_pass),
     ("inplace", "let ops overwrite inputs nobody else needs", RuleStage("inplace")),
     ("final_merge", "merge again what the stages made equal", merge_pass),
 ]

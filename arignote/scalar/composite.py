@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -66,7 +66,16 @@ class Composite(ScalarOp, HasInnerGraph):
     are equal, so fused kernels merge and cache by content.
     """
 
-    def __init__(self, inputs: Sequence[Variable], outputs: Sequence[Variable], name: str | None = None):
+    def __init__(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        name: str | None = None,
+        *,
+        clone: bool = True,
+    ):
+        """``clone=False`` takes the body's variables as they are, without a copy: for a
+        caller that built them for this Composite only (the fusion rewrite does)."""
         for i, var in enumerate(inputs):
             if not isinstance(getattr(var, "type", None), ScalarType):
                 raise TypeError(
@@ -77,7 +86,7 @@ class Composite(ScalarOp, HasInnerGraph):
                     f"Composite input {i} ({var}) is a Constant; inputs must be free scalar Variables "
                     "(constants belong in the body)"
                 )
-        self._fgraph = FunctionGraph(list(inputs), list(outputs), clone=True)
+        self._fgraph = FunctionGraph(list(inputs), list(outputs), clone=clone)
         for node in self._fgraph.apply_nodes:
             if not isinstance(node.op, ScalarOp):
                 raise TypeError(f"Composite bodies may only contain scalar ops; {node} uses {node.op}")
@@ -85,7 +94,7 @@ class Composite(ScalarOp, HasInnerGraph):
         self.nout = len(outputs)
         self._order = self._fgraph.toposort()
         self._signature = self._make_signature()
-        self._hash = hash(self._signature)
+        self._hash = self._signature_hash()
         self._text = self._make_text()
         super().__init__(None, name=name or f"Composite{{{self._text}}}")
         self._fn: Any = None
@@ -118,6 +127,20 @@ class Composite(ScalarOp, HasInnerGraph):
 
         body = tuple((node.op, tuple(ref(i) for i in node.inputs)) for node in self._order)
         return (tuple(v.type for v in self.inner_inputs), body, tuple(ref(o) for o in self.inner_outputs))
+
+    def _signature_hash(self) -> int:
+        """``hash(self._signature)``'s equivalent, hashing each distinct op object once (a
+        body of 100,000 nodes has a handful of ops)."""
+        op_hashes: dict = {}
+
+        def op_hash(op: Any) -> int:
+            h = op_hashes.get(id(op))
+            if h is None:
+                h = op_hashes[id(op)] = hash(op)
+            return h
+
+        types, body, outs = self._signature
+        return hash((types, tuple((op_hash(op), ins) for op, ins in body), outs))
 
     def __eq__(self, other: object) -> bool:
         return self is other or (
@@ -226,17 +249,34 @@ class Composite(ScalarOp, HasInnerGraph):
 
     # -- generated code -------------------------------------------------------------------
 
-    def _code_and_namespace(self) -> tuple[str, dict]:
+    def _code_and_namespace(self, resolve: Callable[[Apply], Any] | None = None) -> tuple[str, dict]:
+        """The source of the body (one line per inner node) and its namespace.
+
+        ``resolve(node)`` may say how a node is computed instead of its op's ``impl``:
+        ``("call", f)`` for ``f(*args)``, ``("chain", f)`` for ``f(f(a, b), c)...`` (an
+        n-ary op done pairwise), ``("cast", dtype)`` for ``a.astype(dtype)``; None keeps
+        ``impl``. A backend uses it to call NumPy directly where that is the same.
+        """
         names: dict = {v: f"i{k}" for k, v in enumerate(self.inner_inputs)}
         namespace: dict = {}
-        op_names: dict = {}
+        callee_names: dict = {}  # id(callable) -> its name in the namespace
         lines = [f"def composite({', '.join(names[v] for v in self.inner_inputs)}):"]
         tmp = 0
+        n_const = 0
 
         def const_name(var: Variable) -> str:
-            names[var] = f"c{sum(1 for n in names.values() if n.startswith('c'))}"
+            nonlocal n_const
+            names[var] = f"c{n_const}"
+            n_const += 1
             namespace[names[var]] = var.data
             return names[var]
+
+        def callee(fn: Any, hint: str) -> str:
+            name = callee_names.get(id(fn))
+            if name is None:
+                name = callee_names[id(fn)] = _identifier(hint, namespace)
+                namespace[name] = fn
+            return name
 
         for node in self._order:
             args = []
@@ -244,17 +284,32 @@ class Composite(ScalarOp, HasInnerGraph):
                 if inp not in names:  # a constant
                     const_name(inp)
                 args.append(names[inp])
-            fname = op_names.get(node.op)
-            if fname is None:
-                fname = _identifier(str(node.op), namespace)
-                op_names[node.op] = fname
-                namespace[fname] = node.op.impl
+            spec = resolve(node) if resolve is not None else None
+            if spec is None:
+                call = f"{callee(node.op.impl, str(node.op))}({', '.join(args)})"
+            elif spec[0] == "call":
+                call = f"{callee(spec[1], getattr(spec[1], '__name__', str(node.op)))}({', '.join(args)})"
+            elif spec[0] == "chain":  # one statement per pair: no nesting limit
+                fname = callee(spec[1], getattr(spec[1], "__name__", str(node.op)))
+                (out,) = node.outputs
+                acc = names[out] = f"t{tmp}"
+                tmp += 1
+                call = f"{fname}({args[0]}, {args[1]})"
+                for a in args[2:]:
+                    lines.append(f"    {acc} = {call}")
+                    call = f"{fname}({acc}, {a})"
+                lines.append(f"    {acc} = {call}")
+                continue
+            elif spec[0] == "cast":
+                call = f"{args[0]}.astype({callee(spec[1], f'dtype_{spec[1]}')})"
+            else:
+                raise ValueError(f"resolve gave {spec!r} for {node}; expected call, chain or cast")
             outs = []
             for out in node.outputs:
                 names[out] = f"t{tmp}"
                 outs.append(names[out])
                 tmp += 1
-            lines.append(f"    {', '.join(outs)} = {fname}({', '.join(args)})")
+            lines.append(f"    {', '.join(outs)} = {call}")
         for v in self.inner_outputs:  # an output may be an input or a constant
             if v not in names:
                 const_name(v)
@@ -262,20 +317,35 @@ class Composite(ScalarOp, HasInnerGraph):
         lines.append(f"    return {rets}")
         return "\n".join(lines), namespace
 
-    def py_code(self) -> str:
-        """The Python source of this Composite's ``impl`` (one line per inner node)."""
-        return self._code_and_namespace()[0]
+    def py_code(self, resolve: Callable[[Apply], Any] | None = None) -> str:
+        """The Python source of this Composite's ``impl`` (one line per inner node); with
+        ``resolve``, of :meth:`compile_body`'s function."""
+        return self._code_and_namespace(resolve)[0]
 
-    def _compile(self) -> Any:
-        source, namespace = self._code_and_namespace()
+    def compile_body(self, resolve: Callable[[Apply], Any] | None = None) -> Any:
+        """The body as a Python function of the inputs (arrays or scalars), one line per
+        inner node; ``resolve`` as for :meth:`_code_and_namespace` (None: ``impl``'s)."""
+        source, namespace = self._code_and_namespace(resolve)
         code = compile(source, f"<{self.name[:60]}>", "exec")
         exec(code, namespace)
         return namespace["composite"]
 
+    def _compile(self) -> Any:
+        body = self.compile_body()
+        if self.nout == 1:
+            return body
+
+        def impl(*inputs: Any) -> tuple:
+            return _distinct(body(*inputs))
+
+        return impl
+
     def _make_text(self) -> str:
+        # each node's text is cut at _MAX_STR, so a deep body costs linear time, not the
+        # square of its depth
         text: dict = {v: f"i{k}" for k, v in enumerate(self.inner_inputs)}
         for node in self._order:
-            args = [text.get(i, str(i)) for i in node.inputs]
+            args = [text[i] if i in text else str(i) for i in node.inputs]
             op_name = getattr(node.op, "name", str(node.op))
             if op_name in _INFIX and len(args) >= 2:
                 s = "(" + f" {_INFIX[op_name]} ".join(args) + ")"
@@ -283,9 +353,11 @@ class Composite(ScalarOp, HasInnerGraph):
                 s = f"(-{args[0]})"
             else:
                 s = f"{node.op}({', '.join(args)})"
+            if len(s) > _MAX_STR:
+                s = s[:_MAX_STR] + "..."
             for k, out in enumerate(node.outputs):
                 text[out] = s if len(node.outputs) == 1 else f"{s}[{k}]"
-        result = ", ".join(text.get(o, str(o)) for o in self.inner_outputs)
+        result = ", ".join(text[o] if o in text else str(o) for o in self.inner_outputs)
         return result if len(result) <= _MAX_STR else result[: _MAX_STR - 3] + "..."
 
     def __str__(self) -> str:
@@ -295,6 +367,26 @@ class Composite(ScalarOp, HasInnerGraph):
         state = dict(self.__dict__)
         state["_fn"] = None  # generated code is rebuilt on first use
         return state
+
+
+def _distinct(values: Sequence[Any]) -> tuple:
+    """``values`` with each array that is an earlier one, or may share memory with one
+    (a body's ``identity`` or ``real`` of another output), copied: outputs of one node
+    never share memory."""
+    out: list = []
+    for v in values:
+        if isinstance(v, np.ndarray) and any(
+            w is v
+            or (
+                isinstance(w, np.ndarray)
+                and (v.base is not None or w.base is not None)
+                and np.may_share_memory(v, w)
+            )
+            for w in out
+        ):
+            v = v.copy()
+        out.append(v)
+    return tuple(out)
 
 
 def _pattern(node: Apply) -> list[list[bool]]:

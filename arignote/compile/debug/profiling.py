@@ -21,9 +21,9 @@ asked about every node; other backends declare what they can run with
 >>> f = arignote.function([x], pt.exp(x) + x, profile="demo")
 >>> _ = f(np.ones(3)); _ = f(np.ones(3))
 >>> f.profile.fct_callcount, list(f.profile.apply_callcount.values())
-(2, [2, 2])
+(2, [2])
 >>> list(f.profile.output_sizes().values())  # bytes of each node's outputs
-[[24], [24]]
+[[24]]
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
 from arignote.link.python.dispatch import register_python_thunk
 from arignote.scalar import basic as psb
+from arignote.scalar.composite import Composite
 from arignote.scalar.op import ScalarOp
 from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
 
@@ -191,12 +192,19 @@ def _direct_ufunc(op: Elemwise, node: Apply) -> tuple[str, Any] | None:
     """``(kind, function)`` when the scalar op's ``impl`` on these input dtypes is one call
     of a NumPy ufunc giving the output dtype (``"ufunc"``, or ``"chain"`` for an n-ary add
     or multiply done pairwise), or an ``astype`` (``"cast"``); else None."""
-    sop = op.scalar_op
-    if op.nout != 1 or op.inplace_pattern or "impl" in sop.__dict__:
+    if op.nout != 1 or op.inplace_pattern:
+        return None
+    return _direct_call(
+        op.scalar_op, [v.type.numpy_dtype for v in node.inputs], node.outputs[0].type.numpy_dtype
+    )
+
+
+def _direct_call(sop: ScalarOp, in_dtypes: Sequence[np.dtype], out_dtype: np.dtype) -> tuple[str, Any] | None:
+    """:func:`_direct_ufunc` for a scalar op on these input dtypes giving ``out_dtype``
+    (the same decision serves a node of a fused body)."""
+    if sop.nout != 1 or "impl" in sop.__dict__:
         return None
     impl = type(sop).impl
-    in_dtypes = [v.type.numpy_dtype for v in node.inputs]
-    out_dtype = node.outputs[0].type.numpy_dtype
     n = len(in_dtypes)
     if impl is psb.Cast.impl:
         return ("cast", out_dtype) if sop.o_type.dtype == out_dtype.name else None
@@ -230,6 +238,138 @@ def _direct_ufunc(op: Elemwise, node: Apply) -> tuple[str, Any] | None:
     return (kind, ufunc) if dt == out_dtype else None
 
 
+def _resolve_inner(node: Apply) -> tuple[str, Any] | None:
+    """How the fused body's function computes an inner node (see
+    :meth:`Composite.compile_body`): a NumPy ufunc called directly where
+    :func:`_direct_call` shows it is the same as the op's ``impl``, else ``impl``."""
+    direct = _direct_call(
+        node.op, [np.dtype(v.type.dtype) for v in node.inputs], np.dtype(node.outputs[0].type.dtype)
+    )
+    if direct is None:
+        return None
+    kind, fn = direct
+    return ("call", fn) if kind == "ufunc" else (kind, fn)
+
+
+def _composite_body(op: Elemwise) -> tuple[Any, tuple[bool, ...]]:
+    """The fused body of ``op`` (an Elemwise of a Composite) as one Python function on
+    arrays, with NumPy ufuncs called directly (:func:`_resolve_inner`), and for each
+    output whether the function's value is already what ``perform``'s steps would make
+    of it: a new array of the output's dtype and rank (the result of a ufunc called
+    directly on a full-rank value: an input, or a ufunc's result from one). Memoised on
+    the op."""
+    plans = op.__dict__.get("_thunk_plans")
+    if plans is None:
+        plans = op.__dict__["_thunk_plans"] = {}
+    made = plans.get("composite_body")
+    if made is None:
+        comp = op.scalar_op
+        full: set = set(comp.inner_inputs)  # values that are arrays of the output's rank
+        for inner in comp.fgraph.toposort():
+            spec = _resolve_inner(inner)
+            if spec is not None and spec[0] in ("call", "chain") and any(v in full for v in inner.inputs):
+                full.update(inner.outputs)
+        trusted = tuple(v in full for v in comp.inner_outputs)
+        made = plans["composite_body"] = (comp.compile_body(_resolve_inner), trusted)
+    return made
+
+
+def _composite_thunk(
+    op: Elemwise,
+    node: Apply,
+    in_cells: list[list],
+    out_cells: list[list],
+    flags: list[list],
+    checks: list,
+    check: Any | None,
+) -> Any | None:
+    """The thunk of a fused node whose outputs are all new arrays from ufuncs called
+    directly (:func:`_composite_body`): the body's values go to the output cells as they
+    are (a value of another kind or dtype, from an unusual input, gets ``perform``'s
+    steps). None when that is not so (0-d outputs are NumPy scalars, in-place outputs,
+    values from an op's ``impl``): :func:`_impl_thunk` then."""
+    body, trusted = _composite_body(op)
+    if op.inplace_pattern or not all(trusted) or node.outputs[0].type.ndim == 0:
+        return None
+    odts = [v.type.numpy_dtype for v in node.outputs]
+    ondim = node.outputs[0].type.ndim
+    if len(out_cells) == 1:
+        (o0,) = out_cells
+        (odt,) = odts
+        if len(in_cells) == 1 and not checks:
+            (i0,) = in_cells
+
+            def thunk() -> None:
+                a = i0[0]
+                v = body(a)
+                if type(v) is not _ndarray or v.dtype is not odt:
+                    v = _finish(v, [a], odt, ondim, None)
+                o0[0] = v
+                for flag in flags:
+                    flag[0] = True
+
+        elif len(in_cells) == 2 and not checks:
+            i0, i1 = in_cells
+
+            def thunk() -> None:
+                a = i0[0]
+                b = i1[0]
+                v = body(a, b)
+                if type(v) is not _ndarray or v.dtype is not odt:
+                    v = _finish(v, [a, b], odt, ondim, None)
+                o0[0] = v
+                for flag in flags:
+                    flag[0] = True
+
+        elif len(in_cells) == 2:  # both inputs checked at these dimensions (as "u2_dims")
+            i0, i1 = in_cells
+            dims = tuple(d for d, _ in checks)
+            check_broadcast = op._check_runtime_broadcast
+
+            def thunk() -> None:
+                a = i0[0]
+                b = i1[0]
+                sa = a.shape
+                sb = b.shape
+                for d in dims:
+                    if sa[d] != sb[d]:
+                        check_broadcast(node, [a, b])
+                v = body(a, b)
+                if type(v) is not _ndarray or v.dtype is not odt:
+                    v = _finish(v, [a, b], odt, ondim, None)
+                o0[0] = v
+                for flag in flags:
+                    flag[0] = True
+
+        else:
+
+            def thunk() -> None:
+                vals = [c[0] for c in in_cells]
+                if checks:
+                    check(vals)
+                v = body(*vals)
+                if type(v) is not _ndarray or v.dtype is not odt:
+                    v = _finish(v, vals, odt, ondim, None)
+                o0[0] = v
+                for flag in flags:
+                    flag[0] = True
+
+        return thunk
+
+    def thunk() -> None:
+        vals = [c[0] for c in in_cells]
+        if checks:
+            check(vals)
+        for cell, odt, v in zip(out_cells, odts, body(*vals)):
+            if type(v) is not _ndarray or v.dtype is not odt:
+                v = _finish(v, vals, odt, ondim, None)
+            cell[0] = v
+        for flag in flags:
+            flag[0] = True
+
+    return thunk
+
+
 @register_python_thunk(Elemwise, accepts=_plain_elemwise)
 def elemwise_thunk(
     op: Elemwise,
@@ -261,8 +401,16 @@ def elemwise_thunk(
                         check_broadcast(node, vals)  # raises, naming the inputs and shapes
                         return
 
-    if direct is None:
-        thunk = _impl_thunk(op, node, in_cells, out_cells, flags, checks, check)
+    if direct is None and isinstance(op.scalar_op, Composite):
+        # a fused body runs as one generated function on the arrays (ufuncs called directly)
+        thunk = _composite_thunk(op, node, in_cells, out_cells, flags, checks, check)
+        if thunk is None:
+            thunk = _impl_thunk(op, node, _composite_body(op)[0], in_cells, out_cells, flags, checks, check)
+        else:  # every output a new array from a ufunc (distinct ones, for several outputs)
+            thunk.fresh_outputs = True
+        thunk.sets_outputs = True
+    elif direct is None:
+        thunk = _impl_thunk(op, node, op.scalar_op.impl, in_cells, out_cells, flags, checks, check)
     else:
         thunk = _direct_thunk(op, node, direct, in_cells, out_cells, flags, checks, check, check_broadcast)
         # each variant sets its one output (or raises), a new array: a ufunc's result, or
@@ -425,35 +573,63 @@ def _direct_thunk(
 def _impl_thunk(
     op: Elemwise,
     node: Apply,
+    impl: Callable,
     in_cells: list[list],
     out_cells: list[list],
     flags: list[list],
     checks: list,
     check: Any | None,
 ) -> Any:
-    """The Elemwise thunk for any other scalar op: its impl, then perform's steps on each
-    result."""
+    """The Elemwise thunk for any other scalar op: ``impl`` (the scalar op's, or a fused
+    body's function), then perform's steps on each result. Several outputs never share
+    memory unless declared: a result that is another's array, or a view of one (a body's
+    ``identity`` or ``real``), is copied."""
     out_types = [v.type for v in node.outputs]
-    impl = op.scalar_op.impl
     inplace = dict(op.inplace_pattern)
     finish = [
         (cell, t.numpy_dtype, t.ndim, inplace.get(k)) for k, (cell, t) in enumerate(zip(out_cells, out_types))
     ]
-    single = op.nout == 1
+
+    if op.nout == 1:
+        ((cell0, dtype0, ndim0, target0),) = finish
+
+        def thunk() -> None:
+            vals = [c[0] for c in in_cells]
+            if checks:
+                check(vals)
+            cell0[0] = _finish(impl(*vals), vals, dtype0, ndim0, target0)
+            for flag in flags:
+                flag[0] = True
+
+        return thunk
 
     def thunk() -> None:
         vals = [c[0] for c in in_cells]
         if checks:
             check(vals)
         results = impl(*vals)
-        if single:
-            results = (results,)
+        done: list = []
         for (cell, dtype, ndim, target), value in zip(finish, results):
-            cell[0] = _finish(value, vals, dtype, ndim, target)
+            value = _finish(value, vals, dtype, ndim, target)
+            if target is None and done and _may_alias_any(value, done):
+                value = value.copy()
+            done.append(value)
+            cell[0] = value
         for flag in flags:
             flag[0] = True
 
     return thunk
+
+
+def _may_alias_any(value: np.ndarray, others: list) -> bool:
+    """Whether ``value`` is one of ``others`` or may share memory with one (only a view,
+    ``base`` not None, can share memory with another array)."""
+    for other in others:
+        if other is value or (
+            (value.base is not None or other.base is not None) and np.may_share_memory(value, other)
+        ):
+            return True
+    return False
 
 
 @register_python_thunk(DimShuffle, accepts=_plain_dimshuffle)

@@ -2,9 +2,7 @@
 incremental :class:`MergeFeature` and PyTensor's :class:`MergeOptimizer`.
 
 >>> import arignote.tensor as pt
->>> from arignote.graph.utils import InconsistencyError
-from arignote.graph.fg import FunctionGraph
-from arignote.graph.utils import InconsistencyError
+>>> from arignote.graph.fg import FunctionGraph
 >>> x = pt.dvector("x")
 >>> fg = FunctionGraph([x], [pt.exp(x) + pt.exp(x)])
 >>> MergeOptimizer().rewrite(fg)

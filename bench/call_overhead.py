@@ -19,7 +19,7 @@ Measured in the same run:
 * JAX: ``jax.jit`` of the expression called on the NumPy inputs, with ``block_until_ready``.
 
 For arignote and PyTensor the table also gives the number of Apply nodes in the compiled
-graph and the time per node (PyTensor fuses elementwise chains; arignote does not yet).
+graph and the time per node (both fuse elementwise chains into one node).
 PyTensor and JAX run in this process when importable, otherwise in the interpreter given
 by ``--peer-python`` (which runs this script with ``--serve``), taking turns with the
 in-process measurements so a change in load hits all alike. Each number is the best of

@@ -189,6 +189,11 @@ def _feeds_lazy_op(node: Apply, clients: dict) -> bool:
 #: how many groups a set of exits (below) names before it keeps only the newest ones
 _EXITS_CAP = 16
 
+#: the most nodes one fused kernel holds: its body is generated Python (and, later, a
+#: compiled loop), whose compile time and memory grow with its length; a longer chain is
+#: a chain of kernels, each still one loop over the arrays
+MAX_FUSED_NODES = 512
+
 
 class _Exits:
     """The groups that paths reach a node from after leaving them (each named by a node of
@@ -206,9 +211,10 @@ _NO_EXITS = _Exits(frozenset(), -1)
 
 
 class _Group:
-    __slots__ = ("exits", "gid", "key", "open", "sealed")
+    __slots__ = ("exits", "gid", "key", "open", "sealed", "size")
 
     def __init__(self, gid: int, exits: _Exits, key: tuple, open_: int, sealed: bool):
+        self.size = 1  # its members
         self.gid = gid  # the smallest id of the groups it was made from
         self.exits = exits  # the union of its members' exits
         self.key = key  # the members' static output shape
@@ -286,13 +292,15 @@ def _groups(order: list[Apply], clients: dict) -> list[list[Apply]]:
                 ordered = list(uses_from)
                 if len(ordered) > 1:
                     ordered.sort(key=lambda r: groups[r].gid, reverse=True)
+                size = 1
                 for r in ordered:
                     g = groups[r]
-                    if r in bad or g.gid <= floor:
+                    if r in bad or g.gid <= floor or size + g.size > MAX_FUSED_NODES:
                         continue
                     if lazy and (chosen or g.open != uses_from[r]):
                         continue
                     chosen.append(r)
+                    size += g.size
             n_uses = 0
             for o in v.outputs:
                 n_uses += len(clients.get(o, ()))
@@ -310,6 +318,8 @@ def _groups(order: list[Apply], clients: dict) -> list[list[Apply]]:
                     if r is not root_v:
                         parent[r] = root_v
                         g.gid = min(g.gid, groups[r].gid)
+                        g.size += groups[r].size
+                g.size += 1
                 g.open = open_
                 g.sealed = lazy
         # v's exits: its inputs' exits, and the groups of its inputs that it is not in with

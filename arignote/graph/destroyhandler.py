@@ -122,9 +122,12 @@ class DestroyHandler(Bookkeeper):
                 if k == i:  # the view now shows another variable: move it in the view trees
                     self.view_children.get(r, set()).discard(node.outputs[o])
                     self.view_children.setdefault(new_r, set()).add(node.outputs[o])
-                    self._rebuild_roots()
-            if node in self.destroyers:
-                self._rebuild_roots()
+                    self._rebuild_roots()  # rare: the roots below it may all have changed
+            if i in self.destroyers.get(node, ()):  # it now overwrites another value
+                old = self.root_destroyers.get(view_root(r))
+                if old is not None:
+                    old.discard(node)
+                self.root_destroyers.setdefault(view_root(new_r), set()).add(node)
             self.dirty.add(node)
 
     def _rebuild_roots(self) -> None:

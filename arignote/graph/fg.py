@@ -59,6 +59,79 @@ class Output(Op):
         raise RuntimeError("Output nodes mark graph outputs; they are never run")
 
 
+class ClientList(dict):
+    """The clients of one Variable, in the order they came: a list's interface (iterate,
+    index, compare with a list) over an insertion-ordered dict, so that forgetting one use
+    costs O(1) however many there are (a constant shared by 30,000 nodes made every
+    replacement touching it scan them all)."""
+
+    __slots__ = ()
+    __hash__ = None  # type: ignore[assignment]
+
+    def append(self, client: Any) -> None:
+        dict.__setitem__(self, client, None)
+
+    def extend(self, clients: Any) -> None:
+        for c in clients:
+            dict.__setitem__(self, c, None)
+
+    def remove(self, client: Any) -> None:
+        try:
+            dict.__delitem__(self, client)
+        except KeyError:
+            raise ValueError(f"{client!r} is not a client") from None
+
+    def __getitem__(self, k: Any) -> Any:
+        if k == 0 and isinstance(k, int):
+            for c in self:
+                return c
+            raise IndexError("no clients")
+        return list(self)[k]
+
+    def __setitem__(self, k: int, client: Any) -> None:
+        items = list(self)
+        items[k] = client
+        dict.clear(self)
+        for c in items:
+            dict.__setitem__(self, c, None)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, tuple, ClientList)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __add__(self, other: Any) -> list:
+        return [*self, *other]
+
+    def __radd__(self, other: Any) -> list:
+        return [*other, *self]
+
+    def copy(self) -> list:  # type: ignore[override]
+        return list(self)
+
+    def index(self, client: Any) -> int:
+        return list(self).index(client)
+
+    def count(self, client: Any) -> int:
+        return 1 if client in self else 0
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+    def __reduce__(self) -> Any:
+        return (_client_list, (list(self),))
+
+
+def _client_list(clients: list) -> ClientList:
+    out = ClientList()
+    out.extend(clients)
+    return out
+
+
 class FunctionGraph:
     """A graph between ``inputs`` and ``outputs`` that tracks clients and notifies features.
 
@@ -132,7 +205,7 @@ class FunctionGraph:
         self.inputs: list[Variable] = []
         self._input_set: set[Variable] = set()
         self.outputs: list[Variable] = []
-        self.clients: dict[Variable, list[ClientType]] = {}
+        self.clients: dict[Variable, ClientList] = {}
         self.update_mapping = update_mapping
         self.profile = None
 
@@ -159,7 +232,8 @@ class FunctionGraph:
         self.clients[var].append(new_client)
 
     def setup_var(self, var: Variable) -> None:
-        self.clients.setdefault(var, [])
+        if var not in self.clients:
+            self.clients[var] = ClientList()
 
     def setup_node(self, node: Apply) -> None:
         """Check what can be checked about a node as it enters the graph."""

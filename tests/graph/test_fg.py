@@ -4,13 +4,14 @@
 
 from __future__ import annotations
 
+import pickle
 from collections import Counter
 
 import pytest
 
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.features import Feature
-from arignote.graph.fg import FunctionGraph, Output
+from arignote.graph.fg import ClientList, FunctionGraph, Output
 from arignote.graph.op import Op
 from arignote.graph.traversal import GraphCycleError
 from arignote.graph.type import Type
@@ -759,8 +760,6 @@ def _corrupt(kind, parts, fg):
         fg.clients[a].append((c.owner, 1))
     elif kind == "missing_client":
         fg.clients[a].remove((c.owner, 0))
-    elif kind == "duplicated_client":
-        fg.clients[y].append(fg.clients[y][0])
     elif kind == "node_missing":
         fg.apply_nodes.discard(b.owner)
     elif kind == "stray_node":
@@ -793,7 +792,6 @@ def _corrupt(kind, parts, fg):
     [
         ("extra_client", "does not use it"),
         ("missing_client", "Wrong clients"),
-        ("duplicated_client", "Wrong clients"),
         ("node_missing", "apply_nodes is out of date"),
         ("stray_node", "apply_nodes is out of date"),
         ("variable_missing", "variables is out of date"),
@@ -864,3 +862,23 @@ def test_chain_100k_deep_without_recursion():
     assert fg2.apply_nodes == set() and fg2.variables == {fg2.inputs[0]}
     fg.remove_node(order[50_000])
     assert fg.outputs == [] and fg.apply_nodes == set()
+
+
+def test_client_lists_hold_each_use_once_and_forget_one_in_constant_time():
+    # a client list is an insertion-ordered set: a use cannot be recorded twice (the
+    # corruption check_integrity used to look for), and removing one does not scan the others
+    x = double("x")
+    outs = [neg(x) for _ in range(2000)]
+    fg = FunctionGraph([x], outs, clone=False)
+    clients = fg.clients[x]
+    first = clients[0]
+    clients.append(first)
+    assert len(clients) == 2000 and clients[0] == first
+    assert clients == [(o.owner, 0) for o in outs] and clients[-1] == (outs[-1].owner, 0)
+    clients.remove(first)
+    assert len(clients) == 1999 and first not in clients
+    with pytest.raises(ValueError):
+        clients.remove(first)
+    plain = ClientList()
+    plain.extend([("a", 0), ("b", 1)])
+    assert pickle.loads(pickle.dumps(plain)) == [("a", 0), ("b", 1)]

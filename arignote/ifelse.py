@@ -25,13 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from arignote._gradient.terms import _float_zeros_like
 from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
 from arignote.tensor.alloc import zeros_like
 from arignote.tensor.conversion import as_tensor_variable, constant
+from arignote.tensor.shape import _zero_grad
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import cast
 
@@ -222,7 +222,7 @@ class IfElse(Op):
             zero = zeros_like(g)
             then_terms.append(_fit(ifelse(cond, g, zero), t, cast))
             else_terms.append(_fit(ifelse(cond, zero, g), e, cast))
-        return [_float_zeros_like(cond), *then_terms, *else_terms]
+        return [_zero_grad(cond), *then_terms, *else_terms]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Variable]
@@ -230,7 +230,7 @@ class IfElse(Op):
         """The tangent of output ``i`` is the chosen branch's tangent."""
         n = self.n_outs
         ts = list(tangents[1:])
-        branches = [_float_zeros_like(v) if is_disconnected(t) else t for v, t in zip(inputs[1:], ts)]
+        branches = [_zero_grad(v) if is_disconnected(t) else t for v, t in zip(inputs[1:], ts)]
         return IfElse(n)(inputs[0], *branches, return_list=True)
 
 

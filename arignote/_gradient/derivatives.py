@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from arignote._gradient.ops import ViewOp
-from arignote._gradient.terms import _float_zeros_like, _is_discrete, _match_dtype
+from arignote._gradient.terms import _is_discrete, _match_dtype
 from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import disconnected_type, is_disconnected, is_null
@@ -30,7 +30,7 @@ from arignote.tensor.conversion import (
 )
 from arignote.tensor.join import stack
 from arignote.tensor.reductions import sum as tsum
-from arignote.tensor.shape import reshape, shape_i
+from arignote.tensor.shape import _zero_grad, reshape, shape_i
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import add, mul, tensor_copy
 
@@ -240,7 +240,7 @@ def _backpropagate_nodes(
             else:
                 out_null.append(False)
                 if _is_discrete(out):
-                    g = _float_zeros_like(out)  # integer-valued: f(x + eps) == f(x)
+                    g = _zero_grad(out)  # integer-valued: f(x + eps) == f(x)
                 else:
                     g = _match_dtype(out, g)
             out_grads.append(g)
@@ -343,7 +343,7 @@ def grad(
         if getattr(cost.type, "ndim", 0) != 0:
             raise TypeError(f"grad: cost must be a scalar (0-d), got {cost.type}; sum it or use jacobian")
         if _is_discrete(cost):
-            seeds[cost] = _float_zeros_like(cost)
+            seeds[cost] = _zero_grad(cost)
         else:
             seeds[cost] = constant(np.ones((), dtype=cost.type.dtype))
         fresh.add(seeds[cost])
@@ -403,7 +403,7 @@ def _disconnected_result(w: Variable, k: int, policy: str, ret: str, what: str =
     if policy == "warn":
         warnings.warn(msg, stacklevel=3)
     if ret == "zero":
-        return _float_zeros_like(w)
+        return _zero_grad(w)
     if ret == "none":
         return None
     return disconnected_type()
@@ -541,7 +541,7 @@ def _zero_discrete_outputs(node: Apply, ts: list, tan: dict) -> None:
             t is not None and not is_disconnected(t) and (pattern is None or pattern[i][j])
             for i, t in enumerate(ts)
         ):
-            tan[o] = _float_zeros_like(o)
+            tan[o] = _zero_grad(o)
 
 
 def pushforward_through_pullback(
@@ -596,7 +596,7 @@ def _through_pullback(fs: list, wrts: list, ts: list) -> dict:
     if connected:
         for f in numeric:
             if f not in tan and _is_discrete(f) and _reaches(f, wrts, ts):
-                tan[f] = _float_zeros_like(f)  # integer-valued, yet it depends on wrt: zero
+                tan[f] = _zero_grad(f)  # integer-valued, yet it depends on wrt: zero
     return tan
 
 
@@ -620,7 +620,7 @@ def _pushforward_result(f: Variable, k: int, t: Any, policy: str, ret: str) -> A
     if policy == "warn":
         warnings.warn(msg, stacklevel=3)
     if ret == "zero" and getattr(f.type, "dtype", None) is not None:
-        return _float_zeros_like(f)
+        return _zero_grad(f)
     if ret in ("zero", "none"):  # a non-numeric output (a random generator) has no zero
         return None
     return disconnected_type()

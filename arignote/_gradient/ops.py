@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from arignote._gradient.terms import _float_zeros_like, _match_dtype
+from arignote._gradient.terms import _match_dtype
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import disconnected_type, grad_undefined, is_disconnected
 from arignote.graph.op import Op
 from arignote.tensor.conversion import as_tensor_variable
+from arignote.tensor.shape import _zero_grad
 from arignote.tensor.ufuncs import clip
 
 __all__ = [
@@ -63,12 +64,12 @@ class ZeroGrad(ViewOp):
     def pullback(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
-        return [_float_zeros_like(inputs[0])]
+        return [_zero_grad(inputs[0])]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Any]
     ) -> list:
-        return [_float_zeros_like(inputs[0])]
+        return [_zero_grad(inputs[0])]
 
 
 class UndefinedGrad(ViewOp):

@@ -1,4 +1,5 @@
-"""The zeros and dtype casts that ``grad`` and the gradient Ops share.
+"""The dtype tests and casts that ``grad`` and the gradient Ops share (the zero gradient of
+a tensor is :func:`arignote.tensor.shape._zero_grad`).
 
 The vocabulary of terms that are not ordinary values (``DisconnectedType``,
 ``grad_undefined``, ...) is in :mod:`arignote.graph.null_type`, below every Op.
@@ -9,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from arignote.graph.basic import Variable
-from arignote.tensor.shape import _zero_grad
 from arignote.tensor.ufuncs import cast
 
 __all__: list[str] = []
@@ -18,11 +18,6 @@ __all__: list[str] = []
 def _is_discrete(v: Variable) -> bool:
     dtype = getattr(v.type, "dtype", None)
     return dtype is not None and np.dtype(dtype).kind in "biu"
-
-
-def _float_zeros_like(v: Variable) -> Variable:
-    """A zero gradient for ``v``: zeros shaped like it, in its dtype if float else floatX."""
-    return _zero_grad(v)
 
 
 def _match_dtype(v: Variable, g: Variable) -> Variable:

@@ -17,7 +17,7 @@ import numpy as np
 
 from arignote._gradient.derivatives import grad, pushforward
 from arignote._gradient.ops import ViewOp
-from arignote._gradient.terms import _float_zeros_like, _match_dtype
+from arignote._gradient.terms import _match_dtype
 from arignote.compile.builders import OpFromGraph
 from arignote.configdefaults import config
 from arignote.graph.basic import Variable
@@ -25,6 +25,7 @@ from arignote.graph.null_type import disconnected_type, is_disconnected, is_null
 from arignote.graph.traversal import graph_inputs
 from arignote.graph.utils import MissingInputError
 from arignote.tensor.alloc import zeros_like
+from arignote.tensor.shape import _zero_grad
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import cast
 
@@ -239,7 +240,7 @@ def _fit_pullback(op: Any, inputs: list, output_grads: list, terms: list) -> lis
         elif is_null(term):
             result.append(term)
         elif is_disconnected(term):
-            result.append(_float_zeros_like(x))  # connected, but nothing flows: zero
+            result.append(_zero_grad(x))  # connected, but nothing flows: zero
         else:
             result.append(_match_dtype(x, term))
     return result

@@ -11,6 +11,7 @@ import numpy as np
 
 from arignote.compile.debug.profiling import ProfileStats
 from arignote.graph.container import Container
+from arignote.graph.destroyhandler import view_root
 from arignote.graph.shared import SharedVariable
 from arignote.printing import debugprint
 from arignote.tensor.type import TensorType
@@ -473,14 +474,7 @@ def _destroyed_inputs(fgraph: Any) -> set:
     for node in fgraph.apply_nodes:
         for ins in (getattr(node.op, "destroy_map", None) or {}).values():
             for i in ins:
-                var = node.inputs[i]
-                while var.owner is not None:  # a view of a view of ... an input
-                    view_map = getattr(var.owner.op, "view_map", None) or {}
-                    src = view_map.get(var.owner.outputs.index(var))
-                    if not src:
-                        break
-                    var = var.owner.inputs[src[0]]
-                destroyed.add(var)
+                destroyed.add(view_root(node.inputs[i]))  # a view of a view of ... an input
     return destroyed
 
 

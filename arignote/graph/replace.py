@@ -228,7 +228,9 @@ def vectorize_graph(
             extras.append(extra)
         else:
             plain[key] = value
-    outs = [_batching_of(o.type).check(o, o)[0] if not isinstance(o, Variable) else o for o in outs]
+    for k, o in enumerate(outs):
+        if not isinstance(o, Variable):
+            raise TypeError(f"vectorize_graph: output {k} must be a Variable, got {type(o).__name__} {o!r}")
     outs = _rebuild(outs, plain)
     if batched:
         assert batching is not None

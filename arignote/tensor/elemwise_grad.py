@@ -21,7 +21,7 @@ from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise, as_tensor
 from arignote.tensor.reductions import prod as tensor_prod
 from arignote.tensor.reductions import sum
 from arignote.tensor.reductions import sum as tensor_sum
-from arignote.tensor.shape import _zero_grad as _float_zeros_like
+from arignote.tensor.shape import _zero_grad
 from arignote.tensor.ufuncs import add, cast, mul, second
 
 # --- gradients ----------------------------------------------------------------------------
@@ -252,7 +252,7 @@ def _careduce_pullback(
     if is_disconnected(g):
         return [g]
     if np.dtype(out.type.dtype).kind in "biu" and np.dtype(x.type.dtype).kind in "biu":
-        return [_float_zeros_like(x)]
+        return [_zero_grad(x)]
 
     def ew(sop: ScalarOp, *args: Any) -> Variable:
         vals = [a if isinstance(a, Variable) else constant(a) for a in args]
@@ -338,7 +338,7 @@ def _elemwise_pushforward(
     results = []
     for j, out in enumerate(outputs):
         if np.dtype(out.type.dtype).kind in "biu":  # integer-valued: f(x + eps) == f(x)
-            results.append(_float_zeros_like(out))
+            results.append(_zero_grad(out))
             continue
         one = constant(np.ones((), dtype=out.type.dtype))
         grads = [one if k == j else disconnected_type() for k in range(len(outputs))]
@@ -392,7 +392,7 @@ def _careduce_pushforward(
     if _no_tangent(t):
         return [disconnected_type()]
     if np.dtype(out.type.dtype).kind in "biu":
-        return [_float_zeros_like(out)]
+        return [_zero_grad(out)]
     t = as_tensor(t)
     axis = None if self.axis is None else list(self.axis)
     if self.scalar_op.name == "add":

@@ -189,3 +189,9 @@ def test_vectorize_errors():
         vectorize(lambda x: x * 2, signature="(n)->()")(pt.dmatrix())
     with pytest.raises(ValueError, match="not a gufunc signature"):
         vectorize(pt.dot, signature="(m,n),(n)")
+
+
+def test_vectorize_graph_names_an_output_that_is_not_a_variable():
+    x = pt.dvector("x")
+    with pytest.raises(TypeError, match="output 1 must be a Variable, got float"):
+        vectorize_graph([x.sum(), 2.0], {x: pt.dmatrix()})

@@ -138,10 +138,6 @@ class DestroyHandler(Bookkeeper):
 
     # -- the facts ----------------------------------------------------------------------------
 
-    def destroyed_roots(self) -> dict[Variable, list[Apply]]:
-        """Each destroyed root and the nodes destroying it."""
-        return {r: list(nodes) for r, nodes in self.root_destroyers.items() if nodes}
-
     def view_tree(self, root: Variable) -> list[Variable]:
         """``root`` and every Variable that is a view of it (at any depth)."""
         tree, todo = [], [root]

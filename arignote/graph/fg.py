@@ -27,7 +27,6 @@ their last client are pruned, new nodes are imported, and attached features are 
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -336,8 +335,7 @@ class FunctionGraph:
             if var_clients is None:
                 continue
             # the client may already be gone (removed along another path): fine
-            with contextlib.suppress(ValueError):
-                var_clients.remove(client)
+            var_clients.pop(client, None)
             if var_clients:
                 continue
             node = var.owner

@@ -18,7 +18,7 @@ from typing import Any
 
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
-from arignote.graph.utils import MetaObject
+from arignote.graph.utils import MetaObject, gc_paused
 from arignote.link.perform import describe_node_failure
 from arignote.link.python import impl_name, python_thunk
 
@@ -320,6 +320,17 @@ class VMLinker(MetaObject):
         reuses a buffer the caller still holds. ``thunk_maker(node)``, when given, makes
         the thunks instead of the Python backend (DebugMode wraps the backend's in checks).
         """
+        with gc_paused():  # a cell, a thunk and closures per node, none freed: no sweeps
+            return self._make_vm(fgraph, input_storage, no_recycling, profile, thunk_maker)
+
+    def _make_vm(
+        self,
+        fgraph: FunctionGraph,
+        input_storage: Sequence[list],
+        no_recycling: Sequence[Variable],
+        profile: Any,
+        thunk_maker: Callable | None,
+    ) -> tuple[VM, list[list]]:
         nodes = fgraph.toposort()
         storage_map: dict[Variable, list] = {}
         compute_map: dict[Variable, list] = {}

@@ -145,3 +145,32 @@ def test_constant_folding_is_registered_where_it_is_defined() -> None:
     assert apply_node_rewriters(fg, [constant_folding]) == 2
     (out,) = fg.outputs
     assert out.owner is None and out.data == -5.0
+
+
+def test_a_rule_tracking_scalar_op_classes_is_offered_only_those_elemwise_nodes() -> None:
+    from arignote.graph.rewriting.unify import OpPattern
+    from arignote.scalar.basic import Add, Mul
+    from arignote.tensor.rewriting.elemwise import elemwise_of
+
+    seen: list = []
+
+    @node_rewriter(elemwise_of(Log, Add))
+    def on_log_or_add(fgraph, node):
+        seen.append(node.op.scalar_op)
+        return None
+
+    x = pt.dvector("x")
+    fg = FunctionGraph([x], [pt.log(x) * pt.exp(x) + x], clone=False)
+    apply_node_rewriters(fg, [on_log_or_add])
+    assert sorted(type(s).__name__ for s in seen) == ["Add", "Log"]
+    # decided once per (Op type, scalar-op type): no per-node check is left
+    rules = RulesByOp([on_log_or_add])
+    assert rules.for_op(pt.log) == ((on_log_or_add, None),)
+    assert rules.for_op(pt.exp) == ()
+    assert rules.for_op(pt.mul) == ()
+    # asked by Op type alone, the patterns are matched per Op
+    assert rules.for_op_type(Elemwise) == ((on_log_or_add, tuple(elemwise_of(Log, Add))),)
+    # a pattern on a parameter's value (not its type) is still checked per node
+    by_value = node_rewriter([OpPattern(Elemwise, scalar_op=pt.mul.scalar_op)])(lambda fg, n: None)
+    assert RulesByOp([by_value]).for_op(pt.mul)[0][1] is not None
+    assert not isinstance(pt.mul.scalar_op, Add) and isinstance(pt.mul.scalar_op, Mul)

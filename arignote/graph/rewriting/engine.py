@@ -317,7 +317,7 @@ def _rewrite_one(
     if node not in fgraph.apply_nodes:
         return 0
     op = node.op
-    for rule, instances in rules.for_op_type(type(op)):
+    for rule, instances in rules.for_op(op):
         if instances is not None and not op_matches(op, instances):
             continue
         result = _transform(rule, fgraph, node, failure_callback)

@@ -49,6 +49,30 @@ def _node_key(node: Apply) -> Any:
     return key
 
 
+class _OpInterner:
+    """One representative per value of Op, found once per Op object: a node's merge key
+    is then ``(id(representative), inputs)``, hashed and compared without recomputing an
+    Op's ``__props__`` hash for every node (most nodes share a few Op objects)."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[int, tuple[Any, Any]] = {}  # id(op) -> (op, its representative)
+        self.by_value: dict[Any, Any] = {}
+
+    def key(self, node: Apply) -> Any:
+        op = node.op
+        found = self.by_id.get(id(op))
+        if found is None:  # (the entry holds ``op``, so its id stays its own)
+            try:
+                rep = self.by_value.setdefault(op, op)
+            except TypeError:  # an unhashable Op never merges
+                rep = None
+            found = self.by_id[id(op)] = (op, rep)
+        rep = found[1]
+        if rep is None:
+            return None
+        return (id(rep), *node.inputs)
+
+
 def _merge_into(fgraph: FunctionGraph, node: Apply, other: Apply) -> bool:
     """Make the clients of ``node`` use ``other``'s outputs (same Op, same inputs)."""
     if any(o.type != n.type for o, n in zip(node.outputs, other.outputs)):
@@ -85,14 +109,16 @@ def merge_graph(fgraph: FunctionGraph) -> int:
                 fgraph.replace(var, first, reason="merge", verbose=config.optimizer_verbose)
                 merges += 1
     table: dict = {}
+    interner = _OpInterner()
+    apply_nodes = fgraph.apply_nodes
     for node in fgraph.toposort():
-        if node not in fgraph.apply_nodes:
+        if node not in apply_nodes:
             continue
-        key = _node_key(node)
+        key = interner.key(node)
         if key is None:
             continue
         other = table.get(key)
-        if other is None or other not in fgraph.apply_nodes:
+        if other is None or other not in apply_nodes:
             table[key] = node
             continue
         if _merge_into(fgraph, node, other):

@@ -46,40 +46,72 @@ def rule_tracks(rule: Any) -> tuple | None:
 
 
 class RulesByOp:
-    """The node rules of one pass, indexed by Op type.
+    """The node rules of one pass, indexed by Op type (and by the types of chosen Op
+    parameters, e.g. an Elemwise's ``scalar_op``).
 
-    ``for_op_type(T)`` gives, in the order of ``rules``, the rules that track a class in
-    ``T.__mro__``, the rules that track no Op (they see every node: constant folding),
-    and the rules that track Op instances or :class:`OpPattern`\\ s (each paired with
-    those, one of which the node's Op must equal or match). It is computed once per Op
-    type and cached, so a pass costs one dictionary look-up per node instead of one
-    ``tracks`` check per rule and node.
+    ``for_op(op)`` gives, in the order of ``rules``, the rules that track a class in
+    ``type(op).__mro__``, the rules that track no Op (they see every node: constant
+    folding), the rules that track an :class:`OpPattern` decided by types alone
+    (``OpPattern(Elemwise, scalar_op=OpPattern(Log))``: an ``Elemwise`` whose ``scalar_op``
+    is a ``Log``), and the rules that track Op instances or other OpPatterns (each paired
+    with those, one of which the node's Op must equal or match). It is computed once per
+    key (the Op's type and the types of the parameters such patterns name) and cached, so
+    a pass costs one dictionary look-up per node, and a rule about ``log`` is never
+    offered an ``add``.
     """
 
     def __init__(self, rules: Iterable[NodeRewriter]):
         self.rules: tuple[NodeRewriter, ...] = tuple(rules)
         self._tracks = [rule_tracks(r) for r in self.rules]
-        self._cache: dict[type, tuple[tuple[NodeRewriter, tuple | None], ...]] = {}
+        params = {
+            name
+            for tracks in self._tracks
+            for t in tracks or ()
+            if _decided_by_types(t)
+            for name, _ in t.parameters
+        }
+        self._params: tuple[str, ...] = tuple(sorted(params))
+        self._cache: dict[tuple, tuple[tuple[NodeRewriter, tuple | None], ...]] = {}
 
     def __len__(self) -> int:
         return len(self.rules)
 
-    def for_op_type(self, op_type: type) -> tuple[tuple[NodeRewriter, tuple | None], ...]:
-        """``(rule, instances)`` pairs for nodes whose Op is an ``op_type``: ``instances``
-        is None when the rule applies to all of them, else the tracked Op instances (or
-        OpPatterns) one of which the node's Op must equal (match)."""
-        found = self._cache.get(op_type)
+    def for_op(self, op: Any) -> tuple[tuple[NodeRewriter, tuple | None], ...]:
+        """``(rule, instances)`` pairs for a node whose Op is ``op``: ``instances`` is
+        None when the rule applies, else the tracked Op instances (or OpPatterns) one of
+        which ``op`` must equal (match)."""
+        if self._params:
+            key = (type(op), *[type(getattr(op, p, None)) for p in self._params])
+        else:
+            key = (type(op),)
+        found = self._cache.get(key)
         if found is None:
-            found = self._cache[op_type] = tuple(self._select(op_type))
+            found = self._cache[key] = tuple(self._select(key))
         return found
 
-    def _select(self, op_type: type) -> Iterable[tuple[NodeRewriter, tuple | None]]:
+    def for_op_type(self, op_type: type) -> tuple[tuple[NodeRewriter, tuple | None], ...]:
+        """As :meth:`for_op`, for any Op of ``op_type``: rules tracking patterns on its
+        parameters come with those patterns, to be matched per Op."""
+        key = (op_type,)
+        found = self._cache.get(key)
+        if found is None:
+            found = self._cache[key] = tuple(self._select(key))
+        return found
+
+    def _select(self, key: tuple) -> Iterable[tuple[NodeRewriter, tuple | None]]:
+        op_type = key[0]
         mro = set(op_type.__mro__)
+        param_types = dict(zip(self._params, key[1:])) if len(key) > 1 else None
         for rule, tracks in zip(self.rules, self._tracks):
             if tracks is None:
                 yield rule, None
                 continue
             if any(isinstance(t, type) and t in mro for t in tracks):
+                yield rule, None
+                continue
+            if param_types is not None and any(
+                _decided_by_types(t) and _types_match(t, op_type, param_types) for t in tracks
+            ):
                 yield rule, None
                 continue
             # Ops compare by value (``__props__``), possibly across classes: these are
@@ -89,12 +121,31 @@ class RulesByOp:
                 for t in tracks
                 if not isinstance(t, type)
                 and (not isinstance(t, OpPattern) or issubclass(op_type, t.op_type))
+                and not (param_types is not None and _decided_by_types(t))
             )
             if instances:
                 yield rule, instances
 
     def __repr__(self) -> str:
         return f"RulesByOp({[r.name for r in self.rules]})"
+
+
+def _decided_by_types(track: Any) -> bool:
+    """Whether ``track`` is an OpPattern whose match follows from the Op's type and the
+    types of its parameters: each parameter expects an OpPattern with no parameters of
+    its own (an instance of a class)."""
+    return (
+        isinstance(track, OpPattern)
+        and isinstance(track.op_type, type)
+        and bool(track.parameters)
+        and all(isinstance(v, OpPattern) and not v.parameters for _, v in track.parameters)
+    )
+
+
+def _types_match(pattern: OpPattern, op_type: type, param_types: dict[str, type]) -> bool:
+    if not issubclass(op_type, pattern.op_type):
+        return False
+    return all(issubclass(param_types[name], expected.op_type) for name, expected in pattern.parameters)
 
 
 def op_matches(op: Any, instances: tuple) -> bool:

@@ -1,4 +1,5 @@
-"""Rules about Elemwise nodes."""
+"""Rules about Elemwise nodes, and :func:`elemwise_of`, what a rule about some scalar ops
+tracks (so the engine offers it only those nodes)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,24 @@ from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import register_rewrite
+from arignote.graph.rewriting.unify import OpPattern
 from arignote.scalar.type import upcast
 from arignote.tensor.conversion import constant
 from arignote.tensor.elemwise import Elemwise
+
+__all__ = ["elemwise_of", "upcast_constant_inputs"]
+
+
+def elemwise_of(*scalar_op_classes: type) -> list[OpPattern]:
+    """What a rule about Elemwise nodes of these scalar ops tracks: the engine offers it
+    an ``Elemwise`` only when its ``scalar_op`` is an instance of one of them (decided
+    once per scalar-op class, not per node).
+
+    >>> from arignote.scalar.basic import Log
+    >>> elemwise_of(Log)
+    [OpPattern(Elemwise, scalar_op=OpPattern(Log))]
+    """
+    return [OpPattern(Elemwise, scalar_op=OpPattern(cls)) for cls in scalar_op_classes]
 
 
 @register_rewrite("canonicalize", "fast_run", "fast_compile")
@@ -23,6 +39,8 @@ def upcast_constant_inputs(fgraph: FunctionGraph, node: Apply) -> list[Variable]
     if out is None:
         return None
     dtype = out.type.dtype
+    if not any(isinstance(i, Constant) and i.type.dtype != dtype for i in node.inputs):
+        return None  # the common case, decided first
     in_dtypes = [i.type.dtype for i in node.inputs]
     if upcast(*in_dtypes) != dtype:
         return None  # the op does not simply compute in the promoted dtype (comparisons, casts...)

@@ -60,6 +60,7 @@ from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.indexing.basic import Subtensor
 from arignote.tensor.products import Dot
 from arignote.tensor.reductions import Sum
+from arignote.tensor.rewriting.elemwise import elemwise_of
 from arignote.tensor.shape import MakeVector, Reshape, Shape, Shape_i, SpecifyShape
 from arignote.tensor.type_other import NoneTypeT
 from arignote.tensor.ufuncs import (
@@ -462,6 +463,11 @@ def _plain_constants(terms: _Terms, is_sum: bool, dtype: str) -> bool:
     if len(terms.consts[0]) + len(terms.consts[1]) != 1 or not isinstance(consts[0][1], Constant):
         return False
     data = _constant_data(consts[0][1], dtype)
+    if data.size == 1:  # the usual case, decided on a Python scalar (NumPy's any/all cost µs)
+        value = data.item()
+        if is_sum:
+            return bool(value)
+        return value != 1 and bool(value) and value != np.asarray(-1).astype(dtype).item()
     if is_sum:
         return bool(np.any(data))
     return (
@@ -521,7 +527,7 @@ def _mixed_dtypes(node: Apply, family: _Family) -> list[Variable] | None:
 
 
 @register_rewrite("canonicalize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(Add, Sub, Neg))
 def local_add_canonizer(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """A sum (``add``/``sub``/``neg`` nodes computing in one dtype) in the canonical form
     ``add(positive terms) - add(negative terms)``: flattened, constants added up, ``x + 0``
@@ -533,7 +539,7 @@ def local_add_canonizer(fgraph: FunctionGraph, node: Apply) -> list[Variable] | 
 
 
 @register_rewrite("canonicalize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(Mul, TrueDiv, Reciprocal, Neg))
 def local_mul_canonizer(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """A product (``mul``/``true_div``/``reciprocal``/``neg`` nodes computing in one dtype)
     in the canonical form ``mul(numerator) / mul(denominator)``: flattened, constants
@@ -550,7 +556,7 @@ def local_mul_canonizer(fgraph: FunctionGraph, node: Apply) -> list[Variable] | 
 
 
 @register_rewrite("canonicalize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(Log))
 def local_log_exp(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``log(exp(x))`` is ``x`` (exactly, where ``exp(x)`` overflows too), cast to the
     output's dtype."""
@@ -566,7 +572,7 @@ def local_log_exp(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
 
 
 @register_rewrite("canonicalize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(Exp))
 def local_exp_log(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``exp(log(x))`` is ``x`` where ``x >= 0`` and NaN elsewhere (what ``log`` gives a
     negative number), as PyTensor rewrites it; real dtypes only."""
@@ -704,7 +710,7 @@ def local_alloc_of_alloc(fgraph: FunctionGraph, node: Apply) -> list[Variable] |
 
 
 @register_rewrite("canonicalize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(Cast))
 def local_useless_cast(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """A cast to the dtype its input already has."""
     if not isinstance(_scalar_op(node), Cast):
@@ -714,7 +720,7 @@ def local_useless_cast(fgraph: FunctionGraph, node: Apply) -> list[Variable] | N
 
 
 @register_rewrite("canonicalize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(Second))
 def local_fill_to_alloc(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``fill(x, v)`` (``second``) is ``alloc(v, *lengths)`` with the lengths read from
     ``x``'s shape (static ones as constants), so ``x`` is needed for its shape only (the
@@ -879,7 +885,7 @@ MAX_INTEGER_POWER = 8
 
 
 @register_rewrite("specialize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(Pow))
 def local_pow_specialize(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``x ** c`` for a constant ``c``: ``x`` (1), ``sqr`` (2), ``sqrt`` (0.5), ``reciprocal``
     (-1), ``1 / sqrt`` (-0.5), and integers up to ``MAX_INTEGER_POWER`` by repeated squaring

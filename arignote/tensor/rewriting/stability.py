@@ -42,6 +42,7 @@ from arignote.scalar import special as pss
 from arignote.tensor.conversion import constant
 from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
 from arignote.tensor.reductions import Max
+from arignote.tensor.rewriting.elemwise import elemwise_of
 from arignote.tensor.special import LogSoftmax, Softmax
 from arignote.tensor.ufuncs import abs as tabs
 from arignote.tensor.ufuncs import (
@@ -340,7 +341,7 @@ def _rewrite_pair(
 
 
 @register_rewrite("stabilize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(psb.Add, psb.Sub))
 def local_expm1(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``exp(x) - 1`` -> ``expm1(x)`` and ``1 - exp(x)`` -> ``-expm1(x)`` (also among other
     terms of a sum): exact near ``x = 0``, where ``exp(x) - 1`` keeps few digits."""
@@ -355,7 +356,7 @@ def local_expm1(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
 
 
 @register_rewrite("stabilize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(psb.Add, psb.Sub))
 def local_one_minus_sigmoid(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``1 - sigmoid(x)`` -> ``sigmoid(-x)`` (and ``sigmoid(x) - 1`` -> ``-sigmoid(-x)``):
     ``1 - sigmoid(x)`` is 0 for ``x`` past 37, ``sigmoid(-x)`` its exact value."""
@@ -380,7 +381,7 @@ def _float_input(node: Apply, cls: type) -> Variable | None:
 
 
 @register_rewrite("stabilize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(psb.Log))
 def local_log1p(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``log(1 + x)`` -> ``log1p(x)`` (any order, any other terms, ``1 - x`` too): exact
     for small ``x``, where ``1 + x`` rounds ``x`` away."""
@@ -395,7 +396,7 @@ def local_log1p(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
 
 
 @register_rewrite("stabilize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(psb.Log1p))
 def local_log1p_of_exp(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``log1p(exp(x))`` -> ``softplus(x)`` (exact where ``exp(x)`` overflows),
     ``log1p(-exp(x))`` -> ``log1mexp(x)``, ``log1p(-sigmoid(x))`` -> ``-softplus(x)`` and
@@ -418,7 +419,7 @@ def local_log1p_of_exp(fgraph: FunctionGraph, node: Apply) -> list[Variable] | N
 
 
 @register_rewrite("stabilize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(psb.Log))
 def local_log_of_neg_expm1(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``log(-expm1(x))`` (what ``log(1 - exp(x))`` becomes) -> ``log1mexp(x)``: exact for
     ``x`` near 0 and for very negative ``x``."""
@@ -433,7 +434,7 @@ def local_log_of_neg_expm1(fgraph: FunctionGraph, node: Apply) -> list[Variable]
 
 
 @register_rewrite("stabilize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(psb.Log))
 def local_log_sigmoid(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``log(sigmoid(x))`` -> ``-softplus(-x)``: exact where ``sigmoid(x)`` underflows
     (``x < -745``) or rounds to 1 (``x > 37``)."""
@@ -446,7 +447,7 @@ def local_log_sigmoid(fgraph: FunctionGraph, node: Apply) -> list[Variable] | No
 
 
 @register_rewrite("stabilize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(psb.Log))
 def local_log_softmax(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``log(softmax(x))`` -> ``log_softmax(x)`` (same axis): no ``log(0)`` where an entry
     of the softmax underflows."""
@@ -457,7 +458,7 @@ def local_log_softmax(fgraph: FunctionGraph, node: Apply) -> list[Variable] | No
 
 
 @register_rewrite("stabilize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(psb.Log))
 def local_log_erfc(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``log(erfc(x))`` -> ``switch(x > 0.5, log(erfcx(x)) - x**2, log1p(-erf(x)))``.
 
@@ -528,7 +529,7 @@ def _is_max_shifted(y: Variable) -> bool:
 
 
 @register_rewrite("stabilize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(psb.Log))
 def local_log_sum_exp(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``log(sum(exp(x), axes))`` -> ``m + log(sum(exp(x - m), axes))`` with ``m`` the
     maximum over ``axes`` (0 where it is infinite, so that ``-inf`` slices give ``-inf``):
@@ -682,7 +683,7 @@ def _product_rule(
 
 
 @register_rewrite("stabilize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(*_PRODUCT_OPS))
 def local_exp_over_1_plus_exp(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """In a product: ``exp(y) / (1 + exp(y))`` -> ``sigmoid(y)``, ``1 / (1 + exp(y))`` ->
     ``sigmoid(-y)`` (so ``1 / (1 + exp(-x))`` -> ``sigmoid(x)``), and a ``sigmoid`` or
@@ -723,7 +724,7 @@ def _sum_of_exp(v: Variable) -> bool:
 
 
 @register_rewrite("stabilize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(*_PRODUCT_OPS))
 def local_softmax(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """In a product: ``exp(x) / sum(exp(x), axes)`` (the sum broadcast back along
     ``axes``) -> ``softmax(x, axes)``, which subtracts the maximum first: no ``inf / inf``."""
@@ -759,7 +760,7 @@ def local_softmax(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
 
 
 @register_rewrite("stabilize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(psb.Sqrt))
 def local_sqrt_sqr(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``sqrt(x**2)`` (``sqr(x)``, ``x ** 2`` or ``x * x``) -> ``abs(x)`` for real float
     ``x``: no overflow of ``x**2`` past 1e154, no underflow below 1e-154."""

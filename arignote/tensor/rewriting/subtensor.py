@@ -12,10 +12,10 @@ from arignote.graph.rewriting.db import register_rewrite
 from arignote.scalar.basic import Add
 from arignote.tensor.alloc import Alloc
 from arignote.tensor.conversion import constant
-from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.indexing.advanced import AdvancedIncSubtensor, AdvancedIncSubtensor1
 from arignote.tensor.indexing.basic import IncSubtensor, Subtensor
 from arignote.tensor.indexing.index import is_full_slice
+from arignote.tensor.rewriting.elemwise import elemwise_of
 from arignote.tensor.shape import Shape, Shape_i
 from arignote.tensor.ufuncs import add, second
 
@@ -94,7 +94,7 @@ def _is_zeros(x: Variable) -> bool:
 
 
 @register_rewrite("canonicalize", "fast_run")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(Add))
 def serialize_increments_into_zeros(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``inc(zeros, a, i) + inc(zeros, b, j) + c`` → ``inc(inc(c, a, i), b, j)``: the same
     sum, as one chain of increments into one buffer (which the in-place stage then writes

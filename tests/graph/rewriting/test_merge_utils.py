@@ -83,3 +83,19 @@ def test_is_same_graph():
     e = pt.exp(x)
     # a given may stand for an intermediate result
     assert is_same_graph(e + 1, pt.sin(y) + 1, givens={e: pt.sin(y)})
+
+
+def test_merge_graph_merges_equal_ops_that_are_distinct_objects():
+    import arignote.tensor as pt
+    from arignote.graph.fg import FunctionGraph
+    from arignote.graph.rewriting.merge import merge_graph
+    from arignote.scalar.basic import exp as scalar_exp
+    from arignote.tensor.elemwise import Elemwise
+
+    x = pt.dvector("x")
+    a, b = Elemwise(scalar_exp)(x), Elemwise(scalar_exp)(x)  # equal Ops, two objects
+    assert a.owner.op is not b.owner.op and a.owner.op == b.owner.op
+    c = pt.log(x)
+    fg = FunctionGraph([x], [a + b, c], clone=False)
+    assert merge_graph(fg) == 1
+    assert sorted(str(n.op) for n in fg.apply_nodes) == ["Add", "Exp", "Log"]

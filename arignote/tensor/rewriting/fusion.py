@@ -46,11 +46,15 @@ An intermediate value also used outside its group (by another node or as a graph
 stays an output of the fused node (a multi-output Composite): it is computed once, and one
 node runs instead of several ("where it pays": always, when the rule above allows it).
 Groups merge only through a node that uses them both: two outputs computed from the same
-inputs but used by no common node stay two nodes.
-``IfElse`` is lazy: the nodes feeding a lazy Op (one with its own ``make_thunk``) are never
-put in a group with other outputs, so a branch is never computed with the condition or the
-other branch: such a node joins a group only as its single output, and the group takes no
-more members.
+inputs but used by no common node stay two kernels (no "sibling" fusion): in the Python backend each kernel calls NumPy once per inner op
+either way, so one kernel would save only a call (~1 µs); a compiled loop that reads
+the inputs once is where it would pay (the Numba tier).
+``IfElse`` is lazy (an Op with its own ``make_thunk`` asks for its inputs one by one), so
+fusion never makes a branch's work eager: each node computed only for one input of a
+lazy Op, directly or through other nodes, belongs to that input's *domain*, and nodes
+fuse only within one domain (eager nodes, and nodes that several inputs need, are one
+domain). A node feeding a lazy Op directly joins a group only as its single output, and
+the group takes no more members.
 
 Types: the fused node's outputs have exactly the replaced outputs' Types; inside the body
 each value has its node's dtype (an ``impl`` whose result has another dtype is followed by
@@ -175,12 +179,41 @@ def _candidate(node: Apply) -> bool:
 def _feeds_lazy_op(node: Apply, clients: dict) -> bool:
     """Whether an output of ``node`` is an input of an Op with its own thunk (``IfElse``:
     lazy, it asks for its inputs one by one)."""
+    return any(_is_lazy(client) for out in node.outputs for client, _ in clients.get(out, ()))
+
+
+def _is_lazy(node: Apply) -> bool:
+    cls = type(node.op)
+    return cls is not Output and cls.make_thunk is not Op.make_thunk
+
+
+def _lazy_domains(order: list[Apply], clients: dict) -> dict[Apply, tuple]:
+    """For each node computed only for one input of a lazy Op (``IfElse``: each input is
+    asked for only when needed), that input as ``(lazy node, position)``; nodes missing
+    from the result are needed eagerly (or by several such inputs). Nodes fuse only with
+    nodes of the same domain, so a branch's work, even when it reaches the ``IfElse``
+    through other nodes, never runs with eager work or with another branch's."""
+    if not any(_is_lazy(n) for n in order):
+        return {}
+    domains: dict[Apply, tuple] = {}
+    for node in reversed(order):  # each node after all its clients
+        found = _domain(node, clients, domains)
+        if found is not None:
+            domains[node] = found
+    return domains
+
+
+def _domain(node: Apply, clients: dict, domains: dict) -> tuple | None:
+    found = None
     for out in node.outputs:
-        for client, _ in clients.get(out, ()):
-            cls = type(client.op)
-            if cls is not Output and cls.make_thunk is not Op.make_thunk:
-                return True
-    return False
+        for client, i in clients.get(out, ()):
+            if type(client.op) is Output:
+                return None
+            dom = (client, i) if _is_lazy(client) else domains.get(client)
+            if dom is None or (found is not None and dom != found):
+                return None
+            found = dom
+    return found
 
 
 # --- grouping ----------------------------------------------------------------------------------
@@ -217,7 +250,7 @@ class _Group:
         self.size = 1  # its members
         self.gid = gid  # the smallest id of the groups it was made from
         self.exits = exits  # the union of its members' exits
-        self.key = key  # the members' static output shape
+        self.key = key  # the members' static output shape and lazy domain
         self.open = open_  # uses of its members' outputs outside it (graph outputs too)
         self.sealed = sealed  # it has an output feeding a lazy Op: no more members
 
@@ -260,6 +293,7 @@ def _groups(order: list[Apply], clients: dict) -> list[list[Apply]]:
     exits: dict[Apply, _Exits] = {}
     no_exits = _NO_EXITS
     next_gid = 0
+    domains = _lazy_domains(order, clients)
     for v in order:
         producers: dict[Apply, int] = {}  # owner -> how many of v's inputs it gives
         for inp in v.inputs:
@@ -269,7 +303,7 @@ def _groups(order: list[Apply], clients: dict) -> list[list[Apply]]:
         root_v = None
         chosen: list[Apply] = []
         if _candidate(v):
-            key = v.outputs[0].type.shape
+            key = (v.outputs[0].type.shape, domains.get(v))
             lazy = _feeds_lazy_op(v, clients)
             uses_from: dict[Apply, int] = {}  # candidate group root -> uses of its outputs by v
             for p, uses in producers.items():

@@ -282,6 +282,41 @@ def test_condition_and_branch_not_in_one_node():
     assert len(set(owners)) == len(owners)
 
 
+def test_work_reaching_a_branch_only_through_other_nodes_stays_lazy():
+    # ``i // j`` feeds the else branch only through ``q + eager``, which also reads an eager
+    # output: fusing it with that eager work would divide by zero when the branch is not taken
+    c = pt.lscalar("c")
+    i, j = pt.lvector("i"), pt.lvector("j")
+    eager = i + 1
+    other = ((i // j) + eager) * 3
+    f = check([c, i, j], [ifelse(c, eager * 2, other), eager], [0, np.arange(3), np.arange(3) + 1])
+    taken, out = f(1, np.arange(3), np.zeros(3, "int64"))  # the else branch never runs
+    np.testing.assert_array_equal(taken, (np.arange(3) + 1) * 2)
+    np.testing.assert_array_equal(out, np.arange(3) + 1)
+    with pytest.raises(ZeroDivisionError):
+        f(0, np.arange(3), np.zeros(3, "int64"))
+    bodies = [str(n.op) for n in elemwise_nodes(f)]
+    assert not any("//" in b and "(i0 + 1)" in b.split("//")[0] for b in bodies), bodies
+    (branch,) = [n for n in elemwise_nodes(f) if "//" in str(n.op)]
+    assert len(branch.outputs) == 1 and len(branch.op.scalar_op.fgraph.apply_nodes) == 3
+
+
+def test_two_branches_fed_through_chains_are_two_kernels():
+    c = pt.dscalar("c")
+    x = pt.dvector("x")
+    t = pt.exp(x)  # used by both branches: computed whichever is taken, so eager
+    then = pt.tanh(t * 2 + 1) - 3
+    other = pt.sin(t / 2 - 1) * 4
+    f = check([c, x], ifelse(pt.gt(c, 0), then, other), [1.0, np.linspace(-1, 1, 5)])
+    ifelse_node = next(n for n in nodes(f) if not isinstance(n.op, Elemwise))
+    then_owner, else_owner = ifelse_node.inputs[1].owner, ifelse_node.inputs[2].owner
+    assert then_owner is not else_owner
+    for owner, op_name in ((then_owner, "tanh"), (else_owner, "sin")):
+        body = str(owner.op)
+        assert op_name in body and "exp" not in body  # the branch's chain, nothing eager
+    assert_same(f(-1.0, np.linspace(-1, 1, 5)), np.sin(np.exp(np.linspace(-1, 1, 5)) / 2 - 1) * 4)
+
+
 def test_inplace_elemwise_is_skipped():
     x, y = pt.dvectors("x", "y")
     t = x * 2

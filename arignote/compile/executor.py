@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import copy
+import os
+import sys
 import threading
 import time
+import weakref
 from typing import Any
 
 import numpy as np
@@ -36,8 +39,17 @@ class Function:
     per input), outputs are fresh arrays (an output may alias an input only when both are
     borrowed: ``In(borrow=True)`` and ``Out(borrow=True)``; two outputs only when both are
     borrowed), and updates of shared variables are applied after all outputs are
-    computed, all at once (``{a: b, b: a}`` swaps). Calls from several threads are
-    serialised, so each gets correct results.
+    computed, all at once (``{a: b, b: a}`` swaps). A call that raises changes no state:
+    shared variables (random generators included) keep the values they had before it.
+
+    Threads: a call holds the function's lock and the locks of the shared variables it
+    reads or updates (taken in one global order, so functions never deadlock each other),
+    so calls from several threads are serialised per function, and a call's reads and
+    updates of shared variables are one atomic step with respect to other calls and to
+    ``get_value``/``set_value`` of those variables (``arignote.graph.shared.locked``
+    holds several of them at once). Calling a function again from inside its own call
+    (from an Op's ``perform`` or a callback) raises a RuntimeError. In a child process
+    made by ``os.fork()``, locks held by the parent's other threads are released.
     """
 
     def __init__(self, maker: Any, input_storage: list[Container], vm: Any, output_storage: list[list]):
@@ -48,8 +60,12 @@ class Function:
         self.name = maker.name
         self.trust_input = False
         self.profile = maker.profile
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # this function's storage: one call at a time
         n_in = self._n_explicit = len(maker.inputs)
+        # the locks of the shared variables' containers, in the global order: held for a
+        # whole call (a function with no shared variable takes no lock but its own)
+        shared = {id(c): c for c in input_storage[n_in:]}
+        self._held = tuple(c.lock for c in sorted(shared.values(), key=lambda c: c.order))
         self._names = {spec.name: k for k, spec in enumerate(maker.inputs) if spec.name is not None}
         self._defaults = [
             spec.value if getattr(spec, "has_value", False) else _MISSING for spec in maker.inputs
@@ -104,15 +120,31 @@ class Function:
             and len(self._single_guards) <= _FEW_PAIRS
             else None
         )
+        # shared values that a node overwrites in place (a random generator drawn from in
+        # place, an array updated in place): saved before a call, put back if it fails
+        self._rollback = _rollback_plan(vm, maker.fgraph, input_storage, n_in)
+        _live_functions.add(self)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "_lock" and not hasattr(value, "acquire"):
+            value = _ContextLock(value)  # a context manager in place of the lock
+        object.__setattr__(self, name, value)
 
     # -- calling --------------------------------------------------------------------------
 
     def __call__(self, *args: Any, output_subset: list[int] | None = None, **kwargs: Any) -> Any:
-        with self._lock:
+        lock = self._lock
+        if not lock.acquire(False):
+            self._wait_for(lock)  # busy: another thread's call, or a call of ours (re-entry)
+        held = self._held
+        for h in held:
+            h.acquire()
+        try:
             if (
                 kwargs
                 or output_subset is not None
                 or self.profile is not None
+                or self._rollback
                 or len(args) != self._n_explicit
             ):
                 return self._call(args, kwargs, output_subset)
@@ -156,6 +188,25 @@ class Function:
                     ):
                         return value.copy()
             return value
+        finally:
+            for h in held:
+                h.release()
+            lock.release()
+
+    def _wait_for(self, lock: Any) -> None:
+        """Take ``lock``, held by another call: wait for another thread's, but refuse a
+        call from inside a call of this function (or of a copy sharing its storage) on
+        this thread, which would wait for itself forever."""
+        for other in _calls_on_this_thread(sys._getframe(1).f_back):  # (not the waiting call)
+            if other._lock is lock:
+                what = "itself" if other is self else f"{other._label()}, which shares its storage"
+                raise RuntimeError(
+                    f"{self._label()} was called again from inside a call of {what} (from an "
+                    "Op's perform, a callback or a hook running during the call). A function "
+                    "cannot run inside its own call: compile a second function (or use "
+                    "f.copy()) for the inner call."
+                )
+        lock.acquire()
 
     def _filter_args(self, args: tuple) -> None:
         """Store positional ``args`` (one per explicit input) in the input cells, each
@@ -173,8 +224,8 @@ class Function:
                 raise self._bad_input(k, value, err) from None
 
     def _call(self, args: tuple, kwargs: dict, output_subset: list[int] | None) -> Any:
-        """A call with names, an output subset, profiling or a wrong number of arguments
-        (the lock held)."""
+        """A call with names, an output subset, profiling, a wrong number of arguments or
+        shared values to put back if it fails (the locks held)."""
         profile = self.profile
         t0 = time.perf_counter() if profile is not None else 0.0
         if kwargs or len(args) != self._n_explicit:
@@ -186,10 +237,16 @@ class Function:
             self._filter_args(args)
         for cell in self._protect:
             cell[0] = _copy_value(cell[0])
-        self.vm()
-        results = self._collect_outputs()
-        if self._update_dst:
-            self._apply_updates()
+        saved = _save(self._rollback) if self._rollback else None
+        try:
+            self.vm()
+            results = self._collect_outputs()
+            if self._update_dst:
+                self._apply_updates()
+        except BaseException:
+            if saved is not None:
+                _restore(saved)
+            raise
         if profile is not None:
             profile.record_call(time.perf_counter() - t0)
         if output_subset is not None:
@@ -437,6 +494,8 @@ class Function:
             maker.input_updates = []
         fn = maker.create(containers)
         fn.trust_input = self.trust_input
+        if share_memory:
+            fn._lock = self._lock  # the same input cells: one call at a time between them
         return fn
 
     def dprint(self, **kwargs: Any) -> Any:
@@ -465,6 +524,100 @@ class Function:
         return f"Function({self.name or ', '.join(str(o) for o in self.maker.fgraph.outputs)})"
 
     __repr__ = __str__
+
+
+class _ContextLock:
+    """A context manager (``contextlib.nullcontext()``, say) used as a function's lock."""
+
+    __slots__ = ("cm",)
+
+    def __init__(self, cm: Any):
+        self.cm = cm
+
+    def acquire(self, blocking: bool = True) -> bool:
+        self.cm.__enter__()
+        return True
+
+    def release(self) -> None:
+        self.cm.__exit__(None, None, None)
+
+    def _at_fork_reinit(self) -> None:
+        pass
+
+
+#: every live Function, so a forked child can free the locks other threads held
+_live_functions: weakref.WeakSet = weakref.WeakSet()
+_CALL_CODE = Function.__call__.__code__
+
+
+def _calls_on_this_thread(frame: Any) -> list[Function]:
+    """The Functions whose call is running on this thread, from ``frame`` outwards."""
+    calls = []
+    while frame is not None:
+        if frame.f_code is _CALL_CODE:
+            fn = frame.f_locals.get("self")
+            if isinstance(fn, Function):
+                calls.append(fn)
+        frame = frame.f_back
+    return calls
+
+
+def _after_fork_in_child() -> None:
+    """Only the forking thread lives on in a forked child: a function another thread was
+    calling would stay locked forever. Free every function lock but those of calls
+    running on this thread (they release their locks as they return)."""
+    ours = {id(fn._lock) for fn in _calls_on_this_thread(sys._getframe())}
+    for fn in list(_live_functions):
+        lock = fn.__dict__.get("_lock")
+        if lock is not None and id(lock) not in ours and hasattr(lock, "_at_fork_reinit"):
+            lock._at_fork_reinit()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _rollback_plan(vm: Any, fgraph: Any, input_storage: list[Container], n_in: int) -> list[tuple]:
+    """``(cell, copy_arrays)`` for each shared value that a node of the graph overwrites in
+    place, which a failed call must put back. A random generator is saved by its state (a
+    few numbers); an array is copied only if some node runs after the first node that
+    overwrites it (a failure there would leave it changed): an array updated in place by
+    the last node of the call costs nothing."""
+    nodes = getattr(vm, "nodes", None)
+    ordered = isinstance(nodes, list) and not getattr(vm, "lazy", False)
+    if not ordered:
+        nodes = fgraph.toposort()
+    first: dict = {}  # destroyed root -> position of its first destroyer
+    for k, node in enumerate(nodes):
+        for ins in (getattr(node.op, "destroy_map", None) or {}).values():
+            for i in ins:
+                first.setdefault(view_root(node.inputs[i]), k)
+    plan = []
+    for var, container in zip(fgraph.inputs[n_in:], input_storage[n_in:]):
+        if var in first:
+            plan.append((container.storage, not ordered or first[var] < len(nodes) - 1))
+    return plan
+
+
+def _save(plan: list[tuple]) -> list[tuple]:
+    """What :func:`_restore` needs to put the values of ``plan`` back."""
+    saved = []
+    for cell, copy_arrays in plan:
+        value = cell[0]
+        if isinstance(value, np.random.Generator):
+            saved.append((cell, value, value.bit_generator.state))
+        elif copy_arrays:
+            saved.append((cell, None, _copy_value(value)))
+    return saved
+
+
+def _restore(saved: list[tuple]) -> None:
+    for cell, generator, state in saved:
+        if generator is not None:
+            generator.bit_generator.state = state
+            cell[0] = generator
+        else:
+            cell[0] = state
 
 
 def _destroyed_inputs(fgraph: Any) -> set:

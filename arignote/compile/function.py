@@ -54,6 +54,17 @@ def function(
     ``allow_input_downcast``, ``profile`` (True or a ProfileStats),
     ``on_unused_input`` (``"raise"``, ``"warn"`` or ``"ignore"``; default from config)
     and ``trust_input`` (skip input checks: faster, but wrong inputs are your problem).
+
+    Thread safety: the returned function may be called from several threads. Calls of one
+    function run one at a time, and a call holds the locks of the shared variables it
+    reads or updates (taken in one global order, so two functions never deadlock), so its
+    reads and updates are one atomic step with respect to other calls and to
+    ``get_value``/``set_value`` of those variables (``arignote.graph.shared.locked(a, b)``
+    holds several at once, to set values that belong together). A function called again
+    from inside its own call (from an Op's ``perform`` or a callback) raises RuntimeError;
+    after ``os.fork()`` the child's functions and shared variables are not left locked by
+    the parent's other threads. A call that raises leaves every shared variable (random
+    generators included) as it was.
     """
     if inputs is None:
         inputs = []

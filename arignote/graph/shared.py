@@ -15,11 +15,14 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from arignote.graph.basic import Variable
-from arignote.graph.container import Container
-from arignote.graph.type import Type
+import numpy as np
 
-__all__ = ["SharedVariable", "shared", "shared_constructor"]
+from arignote.graph.basic import Variable
+from arignote.graph.container import Container, lock_containers
+from arignote.graph.type import Type
+from arignote.graph.utils import format_site, user_frame_site
+
+__all__ = ["SharedVariable", "locked", "shared", "shared_constructor"]
 
 
 class SharedVariable(Variable):
@@ -28,6 +31,11 @@ class SharedVariable(Variable):
 
     ``default_update`` (a Variable) is the update applied by functions that use this
     variable when no explicit update is given (unless ``no_default_updates``).
+
+    Thread safety: ``get_value``, ``set_value`` and every compiled call that reads or
+    updates the variable hold its container's lock, so each sees the value before or
+    after a call, never one half-way; :func:`locked` holds several variables' locks at
+    once (to set two values that belong together).
     """
 
     #: graph_inputs that carry a value are not explicit function inputs
@@ -43,6 +51,7 @@ class SharedVariable(Variable):
         container: Container | None = None,
     ):
         super().__init__(type, None, None, name)
+        self._site = user_frame_site()  # where it was made: for messages about an unnamed one
         if container is not None:
             self.container = container
             if value is not None or strict:
@@ -59,12 +68,52 @@ class SharedVariable(Variable):
 
     def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> Any:
         """The current value (a copy unless ``borrow``)."""
-        value = self.container.value
-        return value if borrow else copy.deepcopy(value)
+        container = self.container
+        with container.lock:  # a call that updates the value in place is not half-way
+            value = container.storage[0]
+            return value if borrow else copy.deepcopy(value)
 
     def set_value(self, new_value: Any, borrow: bool = False) -> None:
-        """Set the value (filtered through the Type; copied unless ``borrow``)."""
-        self.container.value = new_value if borrow else copy.deepcopy(new_value)
+        """Set the value (filtered through the Type; copied unless ``borrow``).
+
+        A value the Type refuses (``None``, another rank, a dtype that cannot be cast)
+        raises a TypeError or ValueError naming this variable; the value is unchanged.
+        """
+        self._store(self._filtered(new_value if borrow else copy.deepcopy(new_value)))
+
+    def _filtered(self, value: Any) -> Any:
+        """``value`` as the container's Type holds it, or an error that names this variable."""
+        container = self.container
+        if container.readonly:
+            raise ValueError(f"Cannot set {self._label()}: its container is read-only")
+        if value is None:
+            raise TypeError(f"Cannot set {self._label()} to None: it holds values of Type {self.type}")
+        try:
+            return container.type.filter(
+                value, strict=container.strict, allow_downcast=container.allow_downcast
+            )
+        except (TypeError, ValueError) as err:
+            msg = f"Cannot set {self._label()} (Type {self.type}) to {_describe(value)}: {err}"
+            try:
+                new = type(err)(msg)
+            except Exception:  # an exception class that needs other arguments
+                err.add_note(msg)
+                raise
+            raise new from None
+
+    def _store(self, value: Any) -> None:
+        container = self.container
+        with container.lock:
+            container.storage[0] = value
+
+    def _label(self) -> str:
+        """How messages name this variable: its name, else its Type and where it was made."""
+        if self.name:
+            return f"shared variable {self.name!r}"
+        site = getattr(self, "_site", None)
+        if site is None:
+            return f"the unnamed shared variable {self}"
+        return f"the unnamed shared variable created at {format_site(site).splitlines()[0]}"
 
     @property
     def value(self) -> Any:  # pragma: no cover - convenience alias
@@ -72,8 +121,9 @@ class SharedVariable(Variable):
 
     def zero(self, borrow: bool = False) -> None:
         """Set the value to zeros of the same shape."""
-        value = self.container.value
-        self.container.value = value * 0 if borrow else copy.deepcopy(value) * 0
+        with self.container.lock:
+            value = self.container.storage[0]
+            self._store(self._filtered(value * 0 if borrow else copy.deepcopy(value) * 0))
 
     def clone(self, **kwargs: Any) -> SharedVariable:
         """A copy sharing the same container (so the same value)."""
@@ -91,6 +141,30 @@ class SharedVariable(Variable):
 
     def __getstate__(self) -> dict:
         return dict(self.__dict__)
+
+
+def locked(*variables: SharedVariable) -> lock_containers:
+    """``with locked(a, b):`` holds the locks of shared variables ``a`` and ``b``: no
+    compiled call reading or updating them runs meanwhile, so values set inside are seen
+    together.
+
+    >>> import numpy as np
+    >>> a, b = shared(np.zeros(2)), shared(np.zeros(2))
+    >>> with locked(a, b):
+    ...     a.set_value(np.ones(2)); b.set_value(np.ones(2))
+    """
+    for v in variables:
+        if not isinstance(v, SharedVariable):
+            raise TypeError(f"locked() takes shared variables, got {type(v).__name__} {v!r}")
+    return lock_containers(v.container for v in variables)
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an ndarray of dtype {value.dtype} and shape {value.shape}"
+    if isinstance(value, np.generic):
+        return f"a NumPy {value.dtype} scalar {value!r}"
+    return f"{type(value).__name__} {_short_repr(value, 160)}"
 
 
 _constructors: list[Callable] = []

@@ -98,9 +98,14 @@ class RandomGeneratorSharedVariable(SharedVariable, RandomGeneratorVariable):
         """Set the generator (copied unless ``borrow``), or ``seed=``: a new
         ``numpy.random.default_rng(seed)``."""
         if new_value is None:
+            if seed is _UNSET:
+                raise TypeError(f"Cannot set {self._label()} to None: give a numpy.random.Generator or seed=")
             borrow = True  # a generator made here is nobody else's
-        new_value = _generator_value(new_value, seed)
-        super().set_value(random_generator_type.filter(new_value), borrow=borrow)
+        try:
+            new_value = _generator_value(new_value, seed)
+        except ValueError as err:
+            raise ValueError(f"Cannot set {self._label()}: {err}") from None
+        super().set_value(new_value, borrow=borrow)
 
 
 def shared_rng(

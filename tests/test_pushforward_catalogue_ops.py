@@ -19,6 +19,7 @@ from arignote.ifelse import ifelse
 from arignote.printing.print_op import Print
 from arignote.tensor.alloc import Eye, Repeat, RepeatGrad
 from arignote.tensor.basic import scalar_from_tensor, tensor_from_scalar
+from arignote.tensor.blas import gemm_no_inplace, gemv_no_inplace, ger
 from arignote.tensor.checks import CheckValues
 from arignote.tensor.elemwise import CAReduce
 from arignote.tensor.extra_ops import Flip
@@ -352,6 +353,17 @@ def _matmul_broadcast(dtype: str) -> Case:
     return Case([a, b], vals, [MatMul()(a, b)])
 
 
+def _blas(op: Any, shapes: tuple) -> Builder:
+    """A case of a BLAS update Op (Gemm, Gemv, Ger): ``()`` in ``shapes`` is alpha/beta."""
+
+    def build(dtype: str) -> Case:
+        ins = [pt.tensor(f"i{k}", dtype=dtype, shape=(None,) * len(s)) for k, s in enumerate(shapes)]
+        vals = [rand(*s, seed=k, dtype=dtype) for k, s in enumerate(shapes)]
+        return Case(ins, vals, [op(*ins)])
+
+    return build
+
+
 GRID = distinct(12, seed=3).reshape(3, 4) - 2.0  # no ties: max/min/argmax have one winner
 
 
@@ -388,6 +400,9 @@ MATH_CASES: dict[str, list[Builder]] = {
         binary(lambda a, b: MatMul()(a, b), (2, 3), (3, 2)),
         _matmul_broadcast,
     ],
+    "arignote.tensor.gemm.Gemm": [_blas(gemm_no_inplace, ((2, 4), (), (2, 3), (3, 4), ()))],
+    "arignote.tensor.gemm.Gemv": [_blas(gemv_no_inplace, ((2,), (), (2, 3), (3,), ()))],
+    "arignote.tensor.gemm.Ger": [_blas(ger, ((2, 3), (), (2,), (3,)))],
     "arignote.tensor.special.Softmax": [
         unary(lambda x: pt.special.softmax(x, axis=1)),
         unary(lambda x: pt.special.softmax(x, axis=None)),

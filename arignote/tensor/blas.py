@@ -1,7 +1,9 @@
-"""The batched products PyTensor keeps in ``pytensor.tensor.blas`` (and, deprecated, in
-``pytensor.tensor.math``): ``batched_dot``, ``batched_tensordot``, each the core product
-vectorised over a leading batch dimension (``matmul`` and ``vectorize`` are the modern
-spellings)."""
+"""What PyTensor keeps in ``pytensor.tensor.blas``: the fused BLAS updates ``Gemm``, ``Gemv``
+and ``Ger`` with their instances (``gemm_no_inplace``, ``gemm_inplace``, ``gemv_no_inplace``,
+``gemv_inplace``, ``ger``, ``ger_destructive``; their home is :mod:`arignote.tensor.gemm`,
+re-exported here), and the batched products (also, deprecated, in ``pytensor.tensor.math``):
+``batched_dot``, ``batched_tensordot``, each the core product vectorised over a leading
+batch dimension (``matmul`` and ``vectorize`` are the modern spellings)."""
 
 from __future__ import annotations
 
@@ -13,8 +15,19 @@ from arignote.graph.basic import Variable
 from arignote.graph.replace import batch_graph
 from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.elemwise import normalize_axis
+from arignote.tensor.gemm import Gemm as Gemm
+from arignote.tensor.gemm import Gemv as Gemv
+from arignote.tensor.gemm import Ger as Ger
+from arignote.tensor.gemm import gemm_inplace as gemm_inplace
+from arignote.tensor.gemm import gemm_no_inplace as gemm_no_inplace
+from arignote.tensor.gemm import gemv_inplace as gemv_inplace
+from arignote.tensor.gemm import gemv_no_inplace as gemv_no_inplace
+from arignote.tensor.gemm import ger as ger
+from arignote.tensor.gemm import ger_destructive as ger_destructive
 from arignote.tensor.products import dot, tensordot
 
+# ``from arignote.tensor.blas import *`` (arignote.tensor does) gives the batched products;
+# the BLAS Ops are reached through this module, as in PyTensor.
 __all__ = ["batched_dot", "batched_tensordot"]
 
 

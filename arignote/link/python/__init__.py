@@ -18,6 +18,7 @@ True
 """
 
 # (importing the module registers its thunks)
+from arignote.link.python import blas as blas
 from arignote.link.python import elemwise as elemwise
 from arignote.link.python.dispatch import (
     OWN_THUNK,

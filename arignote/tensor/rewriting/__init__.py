@@ -1,4 +1,4 @@
 """Rewrite rules for tensor graphs, one module per topic; importing this registers them
 (arignote.tensor does)."""
 
-from arignote.tensor.rewriting import elemwise, fusion, inplace, math, shape, stability, subtensor  # noqa: F401
+from arignote.tensor.rewriting import blas, elemwise, fusion, inplace, math, shape, stability, subtensor  # noqa: F401

@@ -1,0 +1,304 @@
+"""The Python backend's thunks for Gemm, Gemv, Ger and Dot: one call of ``scipy.linalg.blas``.
+
+BLAS works on column-major (Fortran-order) matrices. A C-contiguous matrix is the
+Fortran-order transpose of itself, so no operand is copied for its layout: a C-contiguous
+operand is passed transposed with the ``trans`` flag set, and where the output (``z``, or
+``A`` for Ger) is C-contiguous the thunk computes its transpose instead
+(``C.T = op(y.T) @ op(x.T)``), which writes the same memory. Only a matrix that is neither
+C- nor F-contiguous (a strided view) is copied first.
+
+In place (``op.inplace``), the routine overwrites the first input's buffer
+(``overwrite_c``/``overwrite_y``/``overwrite_a``), unless that buffer is read-only or shares
+memory with an operand (BLAS would read what it has already written): a copy is updated
+then. ``beta == 0`` never reads ``z`` (``y``), as ``perform`` defines it.
+
+Dot runs through SciPy's BLAS too (``?gemm``, ``?gemv``, ``?dot`` for operands of one float
+dtype): NumPy and SciPy each bundle an OpenBLAS with its own thread pool, and a graph that
+alternates between the two pools pays for it (measured on 2 cores: a 256x784 by 784x512
+float32 product followed by the same product in the other library took 35-80 ms, against
+1.4 ms each alone), so every product of a compiled graph uses one pool.
+
+Anything unusual at run time (a value that is not an ndarray of the node's dtype, shapes
+that do not fit, an empty operand, which SciPy's wrappers reject) goes through ``perform``, which raises its errors. The thunks compute what
+``perform`` computes (to rounding: BLAS sums in another order); the tests check both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from scipy.linalg import blas as scipy_blas
+
+from arignote.graph.basic import Apply, Variable
+from arignote.graph.op import Op
+from arignote.link.python.dispatch import register_python_thunk
+from arignote.tensor.gemm import BLAS_DTYPES, Gemm, Gemv, Ger
+from arignote.tensor.products import Dot
+
+__all__ = ["dot_thunk", "gemm_thunk", "gemv_thunk", "ger_thunk"]
+
+_ndarray = np.ndarray
+_may_share_memory = np.may_share_memory
+
+
+def _routine(name: str, dtype: str) -> Callable:
+    """SciPy's ``?<name>`` for ``dtype`` (``s`` float32, ``d`` float64)."""
+    return getattr(scipy_blas, ("s" if dtype == "float32" else "d") + name)
+
+
+def _plain(base: type) -> Callable[[Op], bool]:
+    """``accepts(op)``: ``op`` computes what ``base.perform`` defines (a subclass that
+    redefines ``perform`` or ``make_thunk`` runs its own)."""
+
+    def accepts(op: Op) -> bool:
+        cls = type(op)
+        return cls.perform is base.perform and cls.make_thunk is Op.make_thunk
+
+    return accepts
+
+
+def _fast_thunk_allowed(
+    accepts: Callable[[Op], bool], op: Op, node: Apply, no_recycling: Sequence[Variable], impl: str | None
+) -> bool:
+    if impl not in (None, "py") or not accepts(op):
+        return False
+    return not any(v in no_recycling for v in node.outputs) if no_recycling else True
+
+
+def _finish_thunk(thunk: Any, op: Op, in_cells: list[list], out_cells: list[list]) -> Any:
+    """``thunk`` with the attributes ``Op.make_py_thunk`` gives its thunks; it always
+    sets its output cell."""
+    thunk.inputs = in_cells
+    thunk.outputs = out_cells
+    thunk.perform = op.perform
+    thunk.lazy = False
+    thunk.sets_outputs = True
+    return thunk
+
+
+def _fortran(m: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(f, trans)``: ``f`` Fortran-ordered with ``op(f) == m`` (``trans`` 1: ``f.T``);
+    a copy only for a matrix neither C- nor F-contiguous."""
+    flags = m.flags
+    if flags.f_contiguous:
+        return m, 0
+    if flags.c_contiguous:
+        return m.T, 1
+    return np.asfortranarray(m), 0
+
+
+def _usual(dtype: np.dtype, *values: Any) -> bool:
+    """Whether every value is an ndarray of ``dtype`` (the usual case)."""
+    return all(type(v) is _ndarray and v.dtype == dtype for v in values)
+
+
+def _flags(node: Apply, compute_map: dict | None) -> list[list]:
+    return [] if compute_map is None else [compute_map[v] for v in node.outputs]
+
+
+@register_python_thunk(Gemm, accepts=_plain(Gemm))
+def gemm_thunk(
+    op: Gemm,
+    node: Apply,
+    storage_map: dict,
+    compute_map: dict | None,
+    no_recycling: Sequence[Variable],
+    impl: str | None = None,
+) -> Any:
+    """``?gemm`` with ``beta``, ``c`` and ``overwrite_c`` (in place); operands and output
+    in their own memory order (``trans_a``/``trans_b``, see the module)."""
+    if not _fast_thunk_allowed(_plain(Gemm), op, node, no_recycling, impl):
+        return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
+    dtype = node.outputs[0].type.numpy_dtype
+    gemm = _routine("gemm", dtype.name)
+    in_cells = [storage_map[v] for v in node.inputs]
+    cz, ca, cx, cy, cb = in_cells
+    (cout,) = out_cells = [storage_map[node.outputs[0]]]
+    flags = _flags(node, compute_map)
+    inplace = op.inplace
+    perform = op.perform
+
+    def slow() -> None:
+        perform(node, [c[0] for c in in_cells], out_cells)
+
+    def thunk() -> None:
+        z, alpha, x, y, beta = cz[0], ca[0], cx[0], cy[0], cb[0]
+        if (
+            not _usual(dtype, z, x, y)
+            or x.shape[1] != y.shape[0]
+            or z.shape != (x.shape[0], y.shape[1])
+            or not (z.size and x.size and y.size)
+        ):
+            slow()
+        else:
+            beta = float(beta)
+            alpha = float(alpha)
+            if inplace or beta != 0.0:
+                overwrite = (
+                    inplace and z.flags.writeable and not (_may_share_memory(z, x) or _may_share_memory(z, y))
+                )
+                if z.flags.f_contiguous:
+                    a, ta = _fortran(x)
+                    b, tb = _fortran(y)
+                    res = gemm(alpha, a, b, beta, z, trans_a=ta, trans_b=tb, overwrite_c=overwrite)
+                    cout[0] = z if res is z else res
+                else:  # C-contiguous (a strided z is copied first): compute z.T
+                    if not z.flags.c_contiguous:
+                        z = np.ascontiguousarray(z)
+                        overwrite = True  # the copy is the thunk's own
+                    zt = z.T
+                    a, ta = _fortran(y.T)
+                    b, tb = _fortran(x.T)
+                    res = gemm(alpha, a, b, beta, zt, trans_a=ta, trans_b=tb, overwrite_c=overwrite)
+                    cout[0] = z if res is zt else res.T
+            else:  # beta == 0: z is not read; a new C-ordered result
+                a, ta = _fortran(y.T)
+                b, tb = _fortran(x.T)
+                cout[0] = gemm(alpha, a, b, trans_a=ta, trans_b=tb).T
+        for flag in flags:
+            flag[0] = True
+
+    return _finish_thunk(thunk, op, in_cells, out_cells)
+
+
+@register_python_thunk(Gemv, accepts=_plain(Gemv))
+def gemv_thunk(
+    op: Gemv,
+    node: Apply,
+    storage_map: dict,
+    compute_map: dict | None,
+    no_recycling: Sequence[Variable],
+    impl: str | None = None,
+) -> Any:
+    """``?gemv`` with ``beta``, ``y`` and ``overwrite_y`` (in place); a C-contiguous ``A``
+    passed transposed with ``trans=1``."""
+    if not _fast_thunk_allowed(_plain(Gemv), op, node, no_recycling, impl):
+        return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
+    dtype = node.outputs[0].type.numpy_dtype
+    gemv = _routine("gemv", dtype.name)
+    in_cells = [storage_map[v] for v in node.inputs]
+    cy, ca, cA, cx, cb = in_cells
+    (cout,) = out_cells = [storage_map[node.outputs[0]]]
+    flags = _flags(node, compute_map)
+    inplace = op.inplace
+    perform = op.perform
+
+    def thunk() -> None:
+        y, alpha, A, x, beta = cy[0], ca[0], cA[0], cx[0], cb[0]
+        if not _usual(dtype, y, A, x) or A.shape != (y.shape[0], x.shape[0]) or not A.size:
+            perform(node, [c[0] for c in in_cells], out_cells)
+        else:
+            beta = float(beta)
+            a, trans = _fortran(A)
+            if inplace or beta != 0.0:
+                overwrite = (
+                    inplace
+                    and y.flags.writeable
+                    and y.flags.c_contiguous
+                    and not (_may_share_memory(y, A) or _may_share_memory(y, x))
+                )
+                res = gemv(float(alpha), a, x, beta, y, trans=trans, overwrite_y=overwrite)
+                cout[0] = y if res is y else res
+            else:
+                cout[0] = gemv(float(alpha), a, x, trans=trans)
+        for flag in flags:
+            flag[0] = True
+
+    return _finish_thunk(thunk, op, in_cells, out_cells)
+
+
+@register_python_thunk(Ger, accepts=_plain(Ger))
+def ger_thunk(
+    op: Ger,
+    node: Apply,
+    storage_map: dict,
+    compute_map: dict | None,
+    no_recycling: Sequence[Variable],
+    impl: str | None = None,
+) -> Any:
+    """``?ger`` with ``a`` and ``overwrite_a`` (in place); a C-contiguous ``A`` updated as
+    its transpose (``A.T += alpha * outer(y, x)``)."""
+    if not _fast_thunk_allowed(_plain(Ger), op, node, no_recycling, impl):
+        return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
+    dtype = node.outputs[0].type.numpy_dtype
+    ger = _routine("ger", dtype.name)
+    in_cells = [storage_map[v] for v in node.inputs]
+    cA, ca, cx, cy = in_cells
+    (cout,) = out_cells = [storage_map[node.outputs[0]]]
+    flags = _flags(node, compute_map)
+    inplace = op.inplace
+    perform = op.perform
+
+    def thunk() -> None:
+        A, alpha, x, y = cA[0], ca[0], cx[0], cy[0]
+        if not _usual(dtype, A, x, y) or A.shape != (x.shape[0], y.shape[0]) or not A.size:
+            perform(node, [c[0] for c in in_cells], out_cells)
+        else:
+            alpha = float(alpha)
+            overwrite = (
+                inplace and A.flags.writeable and not (_may_share_memory(A, x) or _may_share_memory(A, y))
+            )
+            if A.flags.f_contiguous:
+                res = ger(alpha, x, y, a=A, overwrite_a=overwrite)
+                cout[0] = A if res is A else res
+            else:
+                if not A.flags.c_contiguous:
+                    A = np.ascontiguousarray(A)
+                    overwrite = True  # the copy is the thunk's own
+                At = A.T
+                res = ger(alpha, y, x, a=At, overwrite_a=overwrite)
+                cout[0] = A if res is At else res.T
+        for flag in flags:
+            flag[0] = True
+
+    return _finish_thunk(thunk, op, in_cells, out_cells)
+
+
+@register_python_thunk(Dot, accepts=_plain(Dot))
+def dot_thunk(
+    op: Dot,
+    node: Apply,
+    storage_map: dict,
+    compute_map: dict | None,
+    no_recycling: Sequence[Variable],
+    impl: str | None = None,
+) -> Any:
+    """``?gemm`` (matrix-matrix, a C-ordered result), ``?gemv`` (matrix-vector) or ``?dot``
+    (vector-vector) where both operands have the output's dtype, float32 or float64; else
+    (mixed or other dtypes) ``perform``."""
+    if not _fast_thunk_allowed(_plain(Dot), op, node, no_recycling, impl):
+        return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
+    in_cells = [storage_map[v] for v in node.inputs]
+    (cout,) = out_cells = [storage_map[node.outputs[0]]]
+    xv, yv = node.inputs
+    dtype = node.outputs[0].type.numpy_dtype
+    if dtype.name not in BLAS_DTYPES or xv.type.dtype != dtype.name or yv.type.dtype != dtype.name:
+        return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
+    flags = _flags(node, compute_map)
+    cx, cy = in_cells
+    perform = op.perform
+    kind = (xv.type.ndim, yv.type.ndim)
+    gemm, gemv, dot = (_routine(name, dtype.name) for name in ("gemm", "gemv", "dot"))
+
+    def thunk() -> None:
+        x, y = cx[0], cy[0]
+        if not _usual(dtype, x, y) or x.shape[-1] != y.shape[0] or not (x.size and y.size):
+            perform(node, [x, y], out_cells)
+        elif kind == (2, 2):
+            a, ta = _fortran(y.T)
+            b, tb = _fortran(x.T)
+            cout[0] = gemm(1.0, a, b, trans_a=ta, trans_b=tb).T
+        elif kind == (2, 1):
+            a, trans = _fortran(x)
+            cout[0] = gemv(1.0, a, y, trans=trans)
+        elif kind == (1, 2):
+            a, trans = _fortran(y.T)
+            cout[0] = gemv(1.0, a, x, trans=trans)
+        else:
+            cout[0] = np.asarray(dot(x, y), dtype=dtype)
+        for flag in flags:
+            flag[0] = True
+
+    return _finish_thunk(thunk, op, in_cells, out_cells)

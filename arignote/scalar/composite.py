@@ -58,6 +58,12 @@ _INFIX = {
 }
 _MAX_STR = 300
 
+#: compiled bodies by source: bodies of the same shape (a long chain cut into
+#: kernels, a model's repeated layers) have the same source (constants and callees are
+#: names bound in each body's own namespace), and CPython's compiler takes ~15 µs a line
+_CODE_CACHE: dict[str, Any] = {}
+_CODE_CACHE_SIZE = 512
+
 
 class Composite(ScalarOp, HasInnerGraph):
     """A scalar op computing ``outputs`` from ``inputs`` through a graph of scalar ops.
@@ -261,8 +267,26 @@ class Composite(ScalarOp, HasInnerGraph):
         namespace: dict = {}
         callee_names: dict = {}  # id(callable) -> its name in the namespace
         lines = [f"def composite({', '.join(names[v] for v in self.inner_inputs)}):"]
-        tmp = 0
+        n_tmp = 0
         n_const = 0
+        # A temporary's name is reused once its value is read for the last time: a local
+        # keeps its array alive until the function returns, so a 512-node chain would hold
+        # 512 arrays at once (and CPython compiles many locals slowly).
+        last_use: dict = {}
+        for k, node in enumerate(self._order):
+            for inp in node.inputs:
+                last_use[inp] = k
+        returned = set(self.inner_outputs)
+        free: list[str] = []
+
+        def tmp_name(var: Variable) -> str:
+            nonlocal n_tmp
+            if free:
+                names[var] = free.pop()
+            else:
+                names[var] = f"t{n_tmp}"
+                n_tmp += 1
+            return names[var]
 
         def const_name(var: Variable) -> str:
             nonlocal n_const
@@ -278,7 +302,7 @@ class Composite(ScalarOp, HasInnerGraph):
                 namespace[name] = fn
             return name
 
-        for node in self._order:
+        for k, node in enumerate(self._order):
             args = []
             for inp in node.inputs:
                 if inp not in names:  # a constant
@@ -291,25 +315,29 @@ class Composite(ScalarOp, HasInnerGraph):
                 call = f"{callee(spec[1], getattr(spec[1], '__name__', str(node.op)))}({', '.join(args)})"
             elif spec[0] == "chain":  # one statement per pair: no nesting limit
                 fname = callee(spec[1], getattr(spec[1], "__name__", str(node.op)))
-                (out,) = node.outputs
-                acc = names[out] = f"t{tmp}"
-                tmp += 1
                 call = f"{fname}({args[0]}, {args[1]})"
-                for a in args[2:]:
-                    lines.append(f"    {acc} = {call}")
-                    call = f"{fname}({acc}, {a})"
-                lines.append(f"    {acc} = {call}")
-                continue
             elif spec[0] == "cast":
                 call = f"{args[0]}.astype({callee(spec[1], f'dtype_{spec[1]}')})"
             else:
                 raise ValueError(f"resolve gave {spec!r} for {node}; expected call, chain or cast")
-            outs = []
-            for out in node.outputs:
-                names[out] = f"t{tmp}"
-                outs.append(names[out])
-                tmp += 1
+            # the inputs read here for the last time free their names, after this node's
+            # statements (a chain's first statement must not overwrite a later operand)
+            done = [
+                names[inp]
+                for inp in dict.fromkeys(node.inputs)
+                if last_use.get(inp) == k and inp not in returned and names[inp][0] == "t"
+            ]
+            outs = [tmp_name(out) for out in node.outputs]
+            if spec is not None and spec[0] == "chain":
+                (acc,) = outs
+                for a in args[2:]:
+                    lines.append(f"    {acc} = {call}")
+                    call = f"{fname}({acc}, {a})"
             lines.append(f"    {', '.join(outs)} = {call}")
+            free.extend(name for name in done if name not in outs)
+            for out in node.outputs:
+                if out not in last_use and out not in returned:  # never read: free at once
+                    free.append(names[out])
         for v in self.inner_outputs:  # an output may be an input or a constant
             if v not in names:
                 const_name(v)
@@ -326,7 +354,12 @@ class Composite(ScalarOp, HasInnerGraph):
         """The body as a Python function of the inputs (arrays or scalars), one line per
         inner node; ``resolve`` as for :meth:`_code_and_namespace` (None: ``impl``'s)."""
         source, namespace = self._code_and_namespace(resolve)
-        code = compile(source, f"<{self.name[:60]}>", "exec")
+        code = _CODE_CACHE.get(source)
+        if code is None:
+            if len(_CODE_CACHE) >= _CODE_CACHE_SIZE:
+                _CODE_CACHE.pop(next(iter(_CODE_CACHE)))  # the oldest
+            # (one file name for all: the source is shared by bodies of the same shape)
+            code = _CODE_CACHE[source] = compile(source, "<Composite body>", "exec")
         exec(code, namespace)
         return namespace["composite"]
 

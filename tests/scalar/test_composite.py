@@ -46,6 +46,41 @@ def test_py_code_one_line_per_node():
     assert str(c) == "Composite{(tanh(((i0 * i1) - 1)) / (sqr(i0) + 2.5)), (-i1)}"
 
 
+def test_a_long_body_reuses_the_names_of_dead_temporaries():
+    # a local keeps its value alive until the body returns: a 300-node chain must not
+    # hold 300 arrays at once
+    x = ps.float64("x")
+    y, mid = x, None
+    for k in range(100):
+        y = ps.tanh(y * 0.5 + 0.25)
+        if k == 10:
+            mid = y  # a second output, read again at the end
+    c = Composite([x], [y + mid, mid])
+    lines = c.py_code().splitlines()
+    assert len(lines) == len(c.fgraph.apply_nodes) + 2
+    temporaries = {line.split("=")[0].strip() for line in lines[1:-1]}
+    assert len(temporaries) <= 4, temporaries
+    v = np.linspace(-2.0, 2.0, 7)
+    expected, expected_mid = v, None
+    for k in range(100):
+        expected = np.tanh(expected * 0.5 + 0.25)
+        if k == 10:
+            expected_mid = expected
+    got = c.compile_body()(v)
+    np.testing.assert_allclose(got[0], expected + expected_mid, rtol=1e-15)
+    np.testing.assert_allclose(got[1], expected_mid, rtol=1e-15)
+
+
+def test_bodies_of_the_same_shape_share_compiled_code():
+    def body(scale: float) -> Composite:
+        x = ps.float64("x")
+        return Composite([x], [ps.exp(x * scale) + scale])
+
+    f, g = body(2.0).compile_body(), body(3.0).compile_body()
+    assert f is not g and f.__code__ is g.__code__  # constants live in each namespace
+    assert f(np.float64(1.0)) == np.exp(2.0) + 2.0 and g(np.float64(1.0)) == np.exp(3.0) + 3.0
+
+
 def test_infix_and_prefix_printing():
     i, j = ps.int8("i"), ps.int8("j")
     body = [i // j, i % j, i**j, i < j, ps.eq(i, j), i & j, i | j, i ^ j, -i, ps.maximum(i, j)]

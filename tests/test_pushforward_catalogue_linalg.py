@@ -23,7 +23,8 @@ from arignote.scalar.type import get_scalar_type
 from arignote.tensor import linalg as la
 from arignote.tensor.blockwise import Blockwise
 from arignote.tensor.elemwise import Elemwise
-from arignote.tensor.linalg.operands import RuntimeCheck
+from arignote.tensor.linalg.inverse import Cofactor
+from arignote.tensor.linalg.operands import RuntimeCheck, apply_core
 from arignote.tensor.products import Dot
 from tests.test_pushforward_catalogue_harness import (
     Builder,
@@ -174,6 +175,10 @@ LINALG_CASES: dict[str, list[Builder]] = {
     "arignote.tensor.linalg.inverse.Det": [
         on_matrix(la.det, sq3),
         on_matrix(la.det, lambda d: rand(3, 3, seed=3, dtype=d)),
+    ],
+    "arignote.tensor.linalg.inverse.Cofactor": [  # the gradient of det (issue 11)
+        on_matrix(lambda a: apply_core(Cofactor(), a), sq3),
+        on_matrix(lambda a: apply_core(Cofactor(), a), lambda d: rand(3, 3, seed=3, dtype=d)),
     ],
     "arignote.tensor.linalg.inverse.SLogDet": [
         on_matrix(la.slogdet, sq3),

@@ -42,10 +42,11 @@ def _check_updates(updates: Any) -> list[tuple[SharedVariable, Variable]]:
         try:
             expr = var.type.filter_variable(expr, allow_convert=True)
         except TypeError as err:
+            # the Type's message says what differs and what would fit (a cast only if the
+            # dtype differs)
             raise TypeError(
                 f"The update of shared variable {var} (Type {var.type}) has Type "
-                f"{getattr(expr, 'type', type(expr).__name__)}: {err}. Cast the expression "
-                f"(e.g. expr.astype('{getattr(var.type, 'dtype', '?')}')) or build it with that Type."
+                f"{getattr(expr, 'type', type(expr).__name__)}: {err}"
             ) from None
         out.append((var, expr))
     return out

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from copy import copy
 from typing import TYPE_CHECKING, Any
 
+from arignote.graph.pickling import ORDER_KEY, new_object, node_order_hint
 from arignote.graph.utils import MissingInputError, Scratchpad, format_site, gc_paused, user_frame_site
 
 if TYPE_CHECKING:
@@ -239,10 +240,32 @@ class Apply(Node):
             cp._tag = copy(self._tag)
         return cp
 
+    # -- pickling (iterative at any depth: see arignote.graph.pickling) -------------------
+
+    def __reduce_ex__(self, protocol: int) -> Any:
+        # State ``(order hint, fields)``: the hint, saved first, lists the ancestors still
+        # to pickle in topological order, so pickle never recurses along the graph.
+        fields = {k: getattr(self, k) for k in _APPLY_FIELDS}
+        return (new_object(protocol), (type(self),), (node_order_hint(self), fields))
+
+    def __setstate__(self, state: tuple) -> None:
+        _, fields = state
+        for k, v in fields.items():
+            setattr(self, k, v)
+
+    def __copy__(self) -> Apply:
+        cp = object.__new__(type(self))
+        for k in _APPLY_FIELDS:
+            setattr(cp, k, getattr(self, k))
+        return cp
+
     def __str__(self) -> str:
         return as_string(self)
 
     __repr__ = __str__
+
+
+_APPLY_FIELDS = ("op", "inputs", "outputs", "_tag", "trace")
 
 
 def _checked_inputs(op: Any, inputs: Iterable) -> list:
@@ -291,6 +314,40 @@ class Variable(Node):
 
     def get_parents(self) -> list[Apply]:
         return [self.owner] if self.owner is not None else []
+
+    # -- pickling (iterative at any depth: see arignote.graph.pickling) -------------------
+
+    def __reduce_ex__(self, protocol: int) -> Any:
+        owner = self.owner
+        if owner is None:  # a root: nothing deep behind it
+            return object.__reduce_ex__(self, protocol)
+        state = self.__getstate__()
+        if isinstance(state, dict):
+            state = dict(state)
+            state.pop("_fn_cache", None)  # compiled functions of eval(): a cache
+            hint = node_order_hint(owner)
+            if hint is not None:  # saved first: the ancestors, in topological order
+                state = {ORDER_KEY: hint, **state}
+        return (new_object(protocol), (type(self),), state)
+
+    def __setstate__(self, state: Any) -> None:
+        if isinstance(state, tuple):  # (dict, slots) of a subclass with __slots__
+            state, slots = state
+            for k, v in (slots or {}).items():
+                setattr(self, k, v)
+        if state:
+            if ORDER_KEY in state:
+                state = dict(state)
+                del state[ORDER_KEY]
+            self.__dict__.update(state)
+
+    def __copy__(self) -> Variable:
+        cls = type(self)
+        getnewargs = getattr(self, "__getnewargs__", None)
+        cp = cls.__new__(cls, *getnewargs()) if getnewargs is not None else cls.__new__(cls)
+        if cp is not self:
+            cp.__dict__.update(self.__dict__)
+        return cp
 
     def __str__(self) -> str:
         if self.name is not None:

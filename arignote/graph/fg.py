@@ -34,6 +34,7 @@ from typing import Any
 from arignote.graph.basic import Apply, AtomicVariable, Variable, clone_get_equiv
 from arignote.graph.features import AlreadyThere, Feature, ReplaceValidate, _is_noop
 from arignote.graph.op import Op
+from arignote.graph.pickling import variables_order_hint
 from arignote.graph.traversal import general_toposort, graph_inputs, io_toposort
 from arignote.graph.utils import MissingInputError, format_site, gc_paused
 
@@ -692,7 +693,9 @@ class FunctionGraph:
         return str(self)
 
     def __getstate__(self) -> dict:
-        d = dict(self.__dict__)
+        # Saved first, the nodes in topological order: pickle then never recurses along
+        # the graph, however deep (arignote.graph.pickling).
+        d = {"_pickle_order": variables_order_hint(self.outputs), **self.__dict__}
         for f in self._features:
             for attr in getattr(f, "pickle_rm_attr", ()):
                 d.pop(attr, None)
@@ -700,6 +703,7 @@ class FunctionGraph:
         return d
 
     def __setstate__(self, d: dict) -> None:
+        d.pop("_pickle_order", None)
         self.__dict__.update(d)
         features, self._features = self._features, []
         for f in features:

@@ -38,17 +38,34 @@ def as_tensor(x: Any) -> Variable:
 def _static_length(lengths: Sequence[int | None], dim: int, inputs: Sequence[Variable]) -> int | None:
     known = {s for s in lengths if s is not None and s != 1}
     if len(known) > 1:
-        detail = ", ".join(
-            f"input {i} ({v}: {v.type}) has {s}"
-            for i, (v, s) in enumerate(zip(inputs, lengths))
-            if s is not None
-        )
-        raise ValueError(f"Incompatible static shapes at dimension {dim}: {detail}")
+        raise ValueError(_static_mismatch(lengths, dim, inputs))
     if known:
         return known.pop()
     if lengths and all(s == 1 for s in lengths):
         return 1
     return None
+
+
+def _static_mismatch(lengths: Sequence[int | None], dim: int, inputs: Sequence[Variable]) -> str:
+    """The message for inputs whose static lengths at output dimension ``dim`` disagree.
+    Inputs of fewer dimensions are aligned on the right (left-padded), so an input's own
+    dimension index can differ from ``dim``: then both are given."""
+    out_ndim = max((v.type.ndim for v in inputs), default=0)
+    aligned = any(v.type.ndim != out_ndim for v in inputs)
+    parts = []
+    for i, (v, s) in enumerate(zip(inputs, lengths)):
+        own = dim - (out_ndim - v.type.ndim)
+        if s is None or own < 0:  # unknown, or a dimension the input lacks (broadcast)
+            continue
+        where = f" at its own dimension {own}" if aligned else ""
+        parts.append(f"input {i} ({v}: {v.type}) has {s}{where}")
+    if not aligned:
+        return f"Incompatible static shapes at dimension {dim}: {', '.join(parts)}"
+    return (
+        f"Incompatible static shapes at dimension {dim} of the output (inputs with fewer "
+        "dimensions are aligned on their last dimension and padded on the left, as in NumPy "
+        f"broadcasting): {', '.join(parts)}"
+    )
 
 
 class Elemwise(Op):

@@ -152,6 +152,9 @@ class TensorType(Type):
         if isinstance(data, np.ndarray) and type(data) is not np.ndarray:
             data = np.asarray(data)  # subclasses (matrix, masked) become plain arrays
         arr = data if isinstance(data, np.ndarray) else np.asarray(data)
+        if arr.dtype.kind == "O" and arr.size and _all_python_ints(arr):
+            # integers too big for any NumPy integer dtype (2**70) become objects
+            return self._convert_big_ints(arr, allow_downcast)
         if arr.dtype.kind not in "biufc":
             raise TypeError(
                 f"{self} expects numeric data, got {type(data).__name__} with NumPy dtype {arr.dtype}"
@@ -164,16 +167,62 @@ class TensorType(Type):
             return _cast(arr, self.dtype)
         converted = _cast(arr, self.dtype)
         if not isinstance(data, np.ndarray):
-            if _values_preserved(arr, converted):
+            out_of_range = self._out_of_range(arr)
+            if out_of_range is None and _values_preserved(arr, converted):
                 return converted
             raise TypeError(
                 f"{self} cannot hold the value {_short(data)} exactly (it would become "
-                f"{_short(converted.tolist())}); pass allow_downcast=True (or cast the value first)"
+                f"{_short(converted.tolist())}){out_of_range or ''}; pass allow_downcast=True "
+                "(or cast the value first)"
             )
         raise TypeError(
             f"{self} cannot hold {type(data).__name__} of dtype {arr.dtype} without loss of precision; "
             "pass allow_downcast=True (or cast the value first)"
         )
+
+    def _out_of_range(self, arr: np.ndarray) -> str | None:
+        """``": V does not fit in DTYPE (from MIN to MAX)"`` for the first integer of
+        ``arr`` outside this integer dtype's range; ``None`` when all fit (or either side is
+        not integer). A round trip cannot tell: -1 into uint64 and back is -1 again."""
+        if self.numpy_dtype.kind not in "iu" or arr.dtype.kind not in "iuO" or not arr.size:
+            return None
+        info = np.iinfo(self.numpy_dtype)
+        lo, hi = int(arr.min()), int(arr.max())
+        if info.min <= lo and hi <= info.max:
+            return None
+        bad = "it" if arr.ndim == 0 else (lo if lo < info.min else hi)
+        return f": {bad} does not fit in {self.dtype} (from {info.min} to {info.max})"
+
+    def _convert_big_ints(self, arr: np.ndarray, allow_downcast: bool | None) -> np.ndarray:
+        """Python integers of an object array (some beyond 64 bits) into this dtype."""
+        kind = self.numpy_dtype.kind
+        values = arr.tolist()
+        if kind in "iub":
+            if kind in "iu":
+                problem = self._out_of_range(arr)
+            else:
+                problem = f": it does not fit in {self.dtype} (0 or 1)"
+            raise TypeError(f"{self} cannot hold the value {_short(values)}{problem}")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                converted = np.array(values, dtype=self.numpy_dtype)
+            if not np.isfinite(converted).all():
+                raise OverflowError
+        except OverflowError:
+            biggest = "it" if arr.ndim == 0 else _short(max(abs(int(v)) for v in arr.ravel()))
+            raise TypeError(
+                f"{self} cannot hold the value {_short(values)}: {biggest} is too large for "
+                f"{self.dtype} (at most {np.finfo(self.numpy_dtype).max:.6g} in magnitude)"
+            ) from None
+        if not allow_downcast and any(
+            int(c.real) != v for c, v in zip(converted.ravel().tolist(), arr.ravel().tolist())
+        ):
+            raise TypeError(
+                f"{self} cannot hold the value {_short(values)} exactly (it would become "
+                f"{_short(converted.tolist())}); pass allow_downcast=True (or cast the value first)"
+            )
+        return converted
 
     def _check_shape(self, data: np.ndarray) -> np.ndarray:
         if data.ndim != len(self.shape):
@@ -269,6 +318,71 @@ class TensorType(Type):
             and all(s is None or s == o for s, o in zip(self.shape, otype.shape))
         )
 
+    def filter_variable(self, other: Any, allow_convert: bool = True) -> Variable:
+        """``other`` as a Variable of this Type (a Constant if it is a value).
+
+        A Variable of another Type is converted only by narrowing its static shape
+        (:meth:`convert_variable`, with ``allow_convert``); otherwise the ``TypeError`` says
+        what differs (number of dimensions, dtype, static lengths) and what would fit.
+        """
+        if isinstance(other, Variable) and other.type != self:
+            if allow_convert:
+                converted = self.convert_variable(other)
+                if converted is not None:
+                    return converted
+            raise TypeError(
+                f"Cannot convert Type {other.type} (of Variable {other}) into Type {self}: "
+                f"{self._mismatch(other, allow_convert)}"
+            )
+        return super().filter_variable(other, allow_convert)
+
+    def _mismatch(self, var: Variable, allow_convert: bool) -> str:
+        """Why ``var`` is no Variable of this Type, and what would make one."""
+        otype = var.type
+        if not isinstance(otype, TensorType):
+            return (
+                f"it is a {type(otype).__name__}, not a tensor; make a tensor of it first "
+                "(arignote.tensor.as_tensor_variable)."
+            )
+        dtype_fix = ""
+        if otype.dtype != self.dtype:
+            dtype_fix = f"cast it with {var}.astype('{self.dtype}')"
+        if otype.ndim != self.ndim:
+            have, want = otype.ndim, self.ndim
+            text = f"it has {have} dimension{'s' if have != 1 else ''}, {want} {'are' if want != 1 else 'is'} expected"
+            if have < want:
+                pattern = ", ".join(["'x'"] * (want - have) + [str(k) for k in range(have)])
+                fix = (
+                    f"add length-1 dimension{'s' if want - have > 1 else ''} with "
+                    f"{var}.dimshuffle({pattern}) (or expand_dims), or reshape"
+                )
+            else:
+                fix = "drop dimensions with squeeze or dimshuffle (only length-1 ones) or reshape (e.g. flatten)"
+            if dtype_fix:
+                text += f", and its dtype is {otype.dtype}, not {self.dtype}"
+                fix += f", and {dtype_fix}"
+            return f"{text}. To get a {self}: {fix}."
+        if dtype_fix:
+            return f"its dtype is {otype.dtype}, not {self.dtype}; {dtype_fix} (dtypes are never converted implicitly)."
+        conflicts = [
+            d
+            for d, (s, o) in enumerate(zip(self.shape, otype.shape))
+            if s is not None and o is not None and s != o
+        ]
+        if conflicts:
+            d = conflicts[0]
+            return (
+                f"its static length at dimension {d} is {otype.shape[d]}, {self.shape[d]} is expected; "
+                "no conversion makes one the other."
+            )
+        if not allow_convert:
+            return (
+                f"its static shape {_fmt_shape(otype.shape)} is less specific than "
+                f"{_fmt_shape(self.shape)}; narrow it with specify_shape({var}, {self.shape}) "
+                "or allow the conversion."
+            )
+        return "the Types differ."  # pragma: no cover - every TensorType difference is above
+
     def convert_variable(self, var: Variable) -> Variable | None:
         """``var`` if its Type is at least as specific; ``specify_shape(var, shape)`` if it
         is more general but compatible (same dtype, ndim, no conflicting lengths); else None."""
@@ -329,6 +443,10 @@ def _is_python_floats(data: Any) -> bool:
             _is_python_floats(d) for d in data
         )
     return False
+
+
+def _all_python_ints(arr: np.ndarray) -> bool:
+    return all(isinstance(v, (int, np.integer)) for v in arr.flat)
 
 
 def _values_preserved(original: np.ndarray, converted: np.ndarray) -> bool:

@@ -27,6 +27,7 @@ from arignote.tensor.linalg.operands import (
     check_square_value,
     complex_grads,
     eye_like,
+    is_complex,
     lapack_dtype,
     mT,
     real_dtype,
@@ -37,7 +38,19 @@ from arignote.tensor.products import dot
 from arignote.tensor.shape import _grad_like
 from arignote.tensor.type import TensorType
 
-__all__ = ["Det", "MatrixInverse", "MatrixPinv", "SLogDet", "det", "inv", "matrix_inverse", "pinv", "slogdet"]
+__all__ = [
+    "Cofactor",
+    "Det",
+    "MatrixInverse",
+    "MatrixPinv",
+    "SLogDet",
+    "cofactor_matrix",
+    "det",
+    "inv",
+    "matrix_inverse",
+    "pinv",
+    "slogdet",
+]
 
 
 class MatrixInverse(Op):
@@ -216,21 +229,90 @@ class Det(Op):
     def pullback(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
-        """``X_bar = g det(X) X^-T`` (Jacobi's formula; the matrix must be invertible)."""
+        """``X_bar = g cof(X)`` (Jacobi's formula with the cofactor matrix, ``det(X) X^-T``
+        where ``X`` is invertible; it exists for singular ``X`` too)."""
         if (bad := complex_grads(self, inputs)) is not None:
             return bad
-        (x,), (d,), (g,) = inputs, outputs, output_grads
-        return [_grad_like((g * d) * mT(MatrixInverse()(x)), x)]
+        (x,), (g,) = inputs, output_grads
+        return [_grad_like(g * Cofactor()(x), x)]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:
-        """``d det = det(X) tr(X^-1 dX)``."""
+        """``d det = <cof(X), dX>`` (``det(X) tr(X^-1 dX)`` for an invertible ``X``)."""
         (dx,) = eval_points
         if is_disconnected(dx):
             return [disconnected_type()]
-        (x,), (d,) = inputs, outputs
-        return [d * (mT(MatrixInverse()(x)) * dx).sum()]
+        (x,) = inputs
+        return [(Cofactor()(x) * dx).sum()]
+
+
+class Cofactor(Op):
+    """The cofactor matrix of a real square matrix: ``C[i, j]`` is ``(-1)**(i + j)`` times
+    the determinant of ``X`` without row ``i`` and column ``j``. It is the gradient of
+    ``det(X)``, the transposed adjugate, ``det(X) X^-T`` when ``X`` is invertible, and it is
+    defined (and computed) at singular matrices too.
+
+    It is computed from the SVD ``X = U diag(s) V^T``: ``C = det(U) det(V) U diag(p) V^T``
+    with ``p[i]`` the product of the singular values other than ``s[i]``, taken without any
+    division, so exact for rank ``n - 1`` and zero for rank ``n - 2`` or less.
+
+    Its pullback and pushforward (second derivatives of ``det``) need an invertible ``X``.
+    """
+
+    __props__ = ()
+    gufunc_signature = "(m,m)->(m,m)"
+    stacked_perform = True  # NumPy computes a stack of these in one call
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_core(x, 2, "Cofactor", "the input")
+        check_square(x, "Cofactor", "the input")
+        if is_complex(x):
+            raise TypeError(f"Cofactor: real matrices only, got {x.type}")
+        n = square_length(x)
+        return Apply(self, [x], [TensorType(lapack_dtype(x.type.dtype), (n, n))()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        (x,) = inputs
+        check_square_value(x, "Cofactor", "the input")
+        dtype = node.outputs[0].type.numpy_dtype
+        output_storage[0][0] = np.asarray(cofactor_matrix(x.astype(dtype, copy=False)), dtype=dtype)
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        return [shapes[0]]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """With ``Y = X^-T`` (so ``C = det(X) Y``): ``X_bar = <C_bar, Y> C - det(X) Y C_bar^T Y``."""
+        (x,), (c,), (cbar,) = inputs, outputs, output_grads
+        y = mT(MatrixInverse()(x))
+        return [_grad_like((cbar * y).sum() * c - Det()(x) * dot(dot(y, mT(cbar)), y), x)]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
+    ) -> list:
+        """``dC = <Y, dX> C - det(X) Y dX^T Y`` with ``Y = X^-T``."""
+        (dx,) = eval_points
+        if is_disconnected(dx):
+            return [disconnected_type()]
+        (x,), (c,) = inputs, outputs
+        y = mT(MatrixInverse()(x))
+        return [(y * dx).sum() * c - Det()(x) * dot(dot(y, mT(dx)), y)]
+
+
+def cofactor_matrix(x: np.ndarray) -> np.ndarray:
+    """The cofactor matrices of a real square matrix or a stack of them (NumPy), from an
+    SVD (see :class:`Cofactor`)."""
+    x = np.asarray(x)
+    if x.shape[-1] == 0:
+        return np.zeros(x.shape, dtype=x.dtype)
+    u, s, vh = np.linalg.svd(x)
+    ones = np.ones((*s.shape[:-1], 1), dtype=s.dtype)
+    before = np.cumprod(np.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)  # prod of s[:i]
+    after = np.cumprod(np.concatenate([ones, s[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]  # of s[i+1:]
+    sign = np.linalg.det(u) * np.linalg.det(vh)  # each is +-1
+    return sign[..., None, None] * ((u * (before * after)[..., None, :]) @ vh)
 
 
 def det(x: Any) -> Variable:

@@ -54,15 +54,24 @@ class SolveBase(Op):
     Subclasses say how to solve (:meth:`_solve`), how to solve with ``A^T`` (for the
     gradient of ``b``) and which entries of ``A`` are read (:meth:`_mask`; or
     :meth:`_a_grad` and :meth:`_a_tangent` when ``A`` is not the matrix read).
+
+    ``on_error`` says what a system that cannot be solved (a singular matrix, a ``'pos'``
+    matrix that is not positive definite) gives: ``"raise"`` a
+    ``numpy.linalg.LinAlgError`` that names the Op, or ``"nan"`` an output of NaNs.
     """
 
-    __props__: tuple[str, ...] = ("lower", "b_ndim")
+    __props__: tuple[str, ...] = ("lower", "b_ndim", "on_error")
+    default_on_error = "nan"
 
-    def __init__(self, *, lower: bool = False, b_ndim: int = 2):
+    def __init__(self, *, lower: bool = False, b_ndim: int = 2, on_error: str | None = None):
         if b_ndim not in (1, 2):
             raise ValueError(f"{type(self).__name__}: b_ndim must be 1 or 2, got {b_ndim!r}")
+        on_error = self.default_on_error if on_error is None else on_error
+        if on_error not in ("raise", "nan"):
+            raise ValueError(f"{type(self).__name__}: on_error must be 'raise' or 'nan', got {on_error!r}")
         self.lower = bool(lower)
         self.b_ndim = int(b_ndim)
+        self.on_error = on_error
         self.gufunc_signature = "(m,m),(m)->(m)" if b_ndim == 1 else "(m,m),(m,n)->(m,n)"
 
     def make_node(self, a: Any, b: Any) -> Apply:
@@ -93,12 +102,24 @@ class SolveBase(Op):
             return
         try:
             x = self._solve(a, b)
-        except np.linalg.LinAlgError:
-            x = np.full(b.shape, np.nan, dtype=dtype)  # a singular system gives NaNs, as in PyTensor
+        except np.linalg.LinAlgError as err:
+            if self.on_error == "raise":
+                raise np.linalg.LinAlgError(
+                    f"{self}: the matrix a of shape {a.shape} {self._failure()} ({err}); pass "
+                    "on_error='nan' to get NaNs instead"
+                ) from err
+            x = np.full(b.shape, np.nan, dtype=dtype)
         output_storage[0][0] = np.asarray(x, dtype=dtype)
 
     def _solve(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         raise NotImplementedError
+
+    def _failure(self) -> str:
+        """What is wrong with a matrix the solver failed on."""
+        return "is singular"
+
+    def _on_error_str(self) -> str:
+        return "" if self.on_error == self.default_on_error else f", on_error={self.on_error!r}"
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
         a_shape, b_shape = shapes
@@ -174,19 +195,24 @@ class Solve(SolveBase):
     ``assume_a`` says (``'gen'``, ``'sym'``, ``'her'``, ``'pos'``, ``'diagonal'``,
     ``'tridiagonal'``, ``'banded'``). ``'sym'``/``'her'``/``'pos'`` read the triangle
     ``lower`` names; ``'diagonal'``/``'tridiagonal'`` read only those diagonals. A singular
-    system (or a ``'pos'`` matrix that is not positive definite) gives NaNs.
+    system (or a ``'pos'`` matrix that is not positive definite) raises
+    ``numpy.linalg.LinAlgError`` (``on_error="raise"``, the default, as
+    ``scipy.linalg.solve`` and PyTensor do) or gives NaNs (``on_error="nan"``).
     """
 
-    __props__ = ("assume_a", "lower", "b_ndim")
+    __props__ = ("assume_a", "lower", "b_ndim", "on_error")
+    default_on_error = "raise"
 
-    def __init__(self, *, assume_a: str = "gen", lower: bool = False, b_ndim: int = 2):
+    def __init__(
+        self, *, assume_a: str = "gen", lower: bool = False, b_ndim: int = 2, on_error: str | None = None
+    ):
         key = assume_a.lower() if isinstance(assume_a, str) else assume_a
         if key not in _ASSUME_A:
             raise ValueError(
                 f"Solve: assume_a must be one of {sorted(_ASSUME_A)} (triangular systems: "
                 f"solve_triangular), got {assume_a!r}"
             )
-        super().__init__(lower=lower, b_ndim=b_ndim)
+        super().__init__(lower=lower, b_ndim=b_ndim, on_error=on_error)
         self.assume_a = _ASSUME_A[key]
 
     def _solve(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -209,20 +235,30 @@ class Solve(SolveBase):
             return m * band_mask(m, 1, 1)
         return m
 
+    def _failure(self) -> str:
+        return "is not positive definite" if self.assume_a == "pos" else "is singular"
+
     def __str__(self) -> str:
-        return f"Solve{{{self.assume_a}, lower={self.lower}, b_ndim={self.b_ndim}}}"
+        return f"Solve{{{self.assume_a}, lower={self.lower}, b_ndim={self.b_ndim}{self._on_error_str()}}}"
 
 
 class SolveTriangular(SolveBase):
     """``x`` with ``A x = b`` for a triangular ``A`` (the triangle ``lower`` names is read;
     with ``unit_diagonal`` the diagonal is taken to be ones and not read). A zero on the
-    diagonal gives NaNs.
+    diagonal gives NaNs (``on_error="nan"``, the default) or raises (``"raise"``).
     """
 
-    __props__ = ("lower", "unit_diagonal", "b_ndim")
+    __props__ = ("lower", "unit_diagonal", "b_ndim", "on_error")
 
-    def __init__(self, *, lower: bool = False, unit_diagonal: bool = False, b_ndim: int = 2):
-        super().__init__(lower=lower, b_ndim=b_ndim)
+    def __init__(
+        self,
+        *,
+        lower: bool = False,
+        unit_diagonal: bool = False,
+        b_ndim: int = 2,
+        on_error: str | None = None,
+    ):
+        super().__init__(lower=lower, b_ndim=b_ndim, on_error=on_error)
         self.unit_diagonal = bool(unit_diagonal)
 
     def _solve(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -231,7 +267,9 @@ class SolveTriangular(SolveBase):
         )
 
     def _transpose_solve(self, a: Variable, y: Variable) -> Variable:
-        op = SolveTriangular(lower=not self.lower, unit_diagonal=self.unit_diagonal, b_ndim=self.b_ndim)
+        op = SolveTriangular(
+            lower=not self.lower, unit_diagonal=self.unit_diagonal, b_ndim=self.b_ndim, on_error=self.on_error
+        )
         return op(mT(a), y)
 
     def _mask(self, m: Variable) -> Variable:
@@ -240,14 +278,17 @@ class SolveTriangular(SolveBase):
 
     def __str__(self) -> str:
         unit = ", unit_diagonal" if self.unit_diagonal else ""
-        return f"SolveTriangular{{lower={self.lower}{unit}, b_ndim={self.b_ndim}}}"
+        return f"SolveTriangular{{lower={self.lower}{unit}, b_ndim={self.b_ndim}{self._on_error_str()}}}"
+
+    def _failure(self) -> str:
+        return "is singular (a zero on its diagonal)"
 
 
 class CholeskySolve(SolveBase):
     """``x`` with ``A x = b`` where ``A = C C^T`` (``lower=True``) or ``C^T C``, given the
     Cholesky factor ``C`` (only its triangle on that side is read)."""
 
-    __props__ = ("lower", "b_ndim")
+    __props__ = ("lower", "b_ndim", "on_error")
 
     def _solve(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return scipy.linalg.cho_solve((a, self.lower), b, check_finite=False)
@@ -267,7 +308,7 @@ class CholeskySolve(SolveBase):
         return dot(mT(dc), a) + dot(mT(a), dc)
 
     def __str__(self) -> str:
-        return f"CholeskySolve{{lower={self.lower}, b_ndim={self.b_ndim}}}"
+        return f"CholeskySolve{{lower={self.lower}, b_ndim={self.b_ndim}{self._on_error_str()}}}"
 
 
 def _b_ndim(b: Variable, b_ndim: int | None, what: str) -> int:
@@ -298,6 +339,7 @@ def solve(
     assume_a: str = "gen",
     transposed: bool = False,
     b_ndim: int | None = None,
+    on_error: str = "raise",
 ) -> Variable:
     """``x`` with ``a @ x = b`` (``a.T @ x = b`` with ``transposed``), like ``scipy.linalg.solve``.
 
@@ -306,8 +348,11 @@ def solve(
     ``'tridiagonal'``, ``'banded'``, ``'lower triangular'``, ``'upper triangular'`` (the
     long names ``'general'``, ``'symmetric'``, ... work too). ``b_ndim`` says whether the
     core of ``b`` is a vector (1) or a matrix (2); by default ``min(b.ndim, 2)``, so a
-    stack of vectors needs ``b_ndim=1``. A singular system gives NaNs (as in PyTensor).
-    ``overwrite_a``, ``overwrite_b`` and ``check_finite`` are accepted for compatibility.
+    stack of vectors needs ``b_ndim=1``. A singular system (a ``'pos'`` matrix that is not
+    positive definite) raises ``numpy.linalg.LinAlgError`` naming the Op, as
+    ``scipy.linalg.solve`` and PyTensor do (``on_error="raise"``); ``on_error="nan"`` gives
+    NaNs instead (as :func:`cholesky` can). ``overwrite_a``, ``overwrite_b`` and
+    ``check_finite`` are accepted for compatibility.
 
     >>> import numpy as np
     >>> import arignote.tensor as pt
@@ -319,10 +364,12 @@ def solve(
     a, b, core = _solve_inputs(a, b, b_ndim, what)
     key = assume_a.lower() if isinstance(assume_a, str) else assume_a
     if key in _TRIANGULAR:
-        return solve_triangular(a, b, trans=int(transposed), lower=key.startswith("lower"), b_ndim=core)
+        return solve_triangular(
+            a, b, trans=int(transposed), lower=key.startswith("lower"), b_ndim=core, on_error=on_error
+        )
     if transposed:
         a, lower = mT(a), not lower
-    return apply_core(Solve(assume_a=assume_a, lower=lower, b_ndim=core), a, b)
+    return apply_core(Solve(assume_a=assume_a, lower=lower, b_ndim=core, on_error=on_error), a, b)
 
 
 def solve_triangular(
@@ -334,12 +381,14 @@ def solve_triangular(
     unit_diagonal: bool = False,
     check_finite: bool = True,
     b_ndim: int | None = None,
+    on_error: str = "nan",
 ) -> Variable:
     """``x`` with ``a @ x = b`` for a triangular ``a``, like ``scipy.linalg.solve_triangular``.
 
     ``lower`` says which triangle of ``a`` is read; ``trans`` solves ``a x = b`` (0 or
     ``'N'``), ``a^T x = b`` (1 or ``'T'``) or ``a^H x = b`` (2 or ``'C'``);
-    ``unit_diagonal`` takes the diagonal to be ones. A zero on the diagonal gives NaNs.
+    ``unit_diagonal`` takes the diagonal to be ones. A zero on the diagonal gives NaNs
+    (``on_error="nan"``) or raises ``numpy.linalg.LinAlgError`` (``on_error="raise"``).
 
     >>> import numpy as np
     >>> import arignote.tensor as pt
@@ -358,7 +407,7 @@ def solve_triangular(
         a, lower = mT(a), not lower
         if mode == 2 and is_complex(a):
             a = conj(a)
-    op = SolveTriangular(lower=lower, unit_diagonal=unit_diagonal, b_ndim=core)
+    op = SolveTriangular(lower=lower, unit_diagonal=unit_diagonal, b_ndim=core, on_error=on_error)
     return apply_core(op, a, b)
 
 

@@ -14,7 +14,7 @@ position=...)`` a new stage of :data:`PIPELINE`, run by the modes whose tags sel
 >>> from arignote.compile.mode import get_mode
 >>> m = get_mode("FAST_RUN").excluding("fusion")
 >>> ("fusion" in m.query.exclude, m.linker)
-(True, VMLinker(allow_gc=True))
+(True, PyGenLinker(allow_gc=True))
 >>> optdb.names()[:4]
 ['merge', 'canonicalize', 'stabilize', 'specialize']
 >>> "constant_folding" in optdb["canonicalize"]
@@ -48,6 +48,7 @@ from arignote.graph.rewriting.db import (
 )
 from arignote.graph.rewriting.registry import RulesByOp, rewrite_registry, rewriter_kind
 from arignote.graph.utils import gc_paused
+from arignote.link.python.codegen import PyGenLinker
 from arignote.link.vm import VMLinker
 from arignote.tensor.rewriting.fusion import fusion_pass
 
@@ -255,6 +256,8 @@ predefined_linkers: dict[str, Any] = {
     "vm": VMLinker(),
     "cvm": VMLinker(),
     "vm_nogc": VMLinker(allow_gc=False),
+    # one generated Python function per graph (tier 1 of the fast backend): FAST_RUN's
+    "pygen": PyGenLinker(),
 }
 
 
@@ -262,7 +265,8 @@ predefined_linkers: dict[str, Any] = {
 class Mode:
     """A compilation mode: a ``linker`` (what runs the graph) and an ``optimizer`` (which
     rewrites run). Either may be given by name: linkers ``"py"``/``"vm"``/``"cvm"``/
-    ``"vm_nogc"``; optimizers ``"fast_run"``, ``"fast_compile"``, ``"merge"``, ``None``.
+    ``"vm_nogc"`` (the reference VM), ``"pygen"`` (generated Python, FAST_RUN's);
+    optimizers ``"fast_run"``, ``"fast_compile"``, ``"merge"``, ``None``.
     """
 
     linker: Any = field(default_factory=VMLinker)
@@ -457,7 +461,7 @@ OPT_MERGE = RewriteDatabaseQuery(include=["merge"])
 OPT_NONE = RewriteDatabaseQuery(include=[])
 
 
-FAST_RUN = Mode(VMLinker(), "fast_run", name="FAST_RUN")
+FAST_RUN = Mode(PyGenLinker(), "fast_run", name="FAST_RUN")
 FAST_COMPILE = Mode(VMLinker(), "fast_compile", name="FAST_COMPILE")
 predefined_modes: dict[str, Any] = {"FAST_RUN": FAST_RUN, "FAST_COMPILE": FAST_COMPILE, "PYTHON": FAST_RUN}
 

@@ -332,6 +332,18 @@ class VMLinker(MetaObject):
         thunk_maker: Callable | None,
     ) -> tuple[VM, list[list]]:
         nodes = fgraph.toposort()
+        storage_map, compute_map = self.make_storage(fgraph, input_storage, nodes)
+        thunks = self.make_thunks(nodes, storage_map, compute_map, thunk_maker)
+        return self.assemble(fgraph, nodes, thunks, storage_map, compute_map, no_recycling, profile)
+
+    # (the steps of make_vm, which other linkers reuse: arignote.link.python.codegen)
+
+    @staticmethod
+    def make_storage(
+        fgraph: FunctionGraph, input_storage: Sequence[list], nodes: list[Apply]
+    ) -> tuple[dict[Variable, list], dict[Variable, list]]:
+        """``(storage_map, compute_map)``: the input cells for ``fgraph.inputs``, a cell
+        holding its data for each constant, a fresh empty cell for every other Variable."""
         storage_map: dict[Variable, list] = {}
         compute_map: dict[Variable, list] = {}
         for var, cell in zip(fgraph.inputs, input_storage):
@@ -349,6 +361,13 @@ class VMLinker(MetaObject):
             if var not in storage_map:  # an output that is a constant
                 storage_map[var] = [var.data if isinstance(var, Constant) else None]
                 compute_map[var] = [True]
+        return storage_map, compute_map
+
+    @staticmethod
+    def make_thunks(
+        nodes: list[Apply], storage_map: dict, compute_map: dict, thunk_maker: Callable | None = None
+    ) -> list[Callable]:
+        """One thunk per node: ``thunk_maker(node)``, else the Python backend's."""
         make = thunk_maker or (lambda node: python_thunk(node.op, node, storage_map, compute_map, [], None))
         thunks = []
         for node in nodes:
@@ -356,6 +375,19 @@ class VMLinker(MetaObject):
             if not callable(thunk):
                 raise TypeError(f"{node.op}.make_thunk returned {thunk!r}, not a callable")
             thunks.append(thunk)
+        return thunks
+
+    def assemble(
+        self,
+        fgraph: FunctionGraph,
+        nodes: list[Apply],
+        thunks: list[Callable],
+        storage_map: dict,
+        compute_map: dict,
+        no_recycling: Sequence[Variable],
+        profile: Any = None,
+    ) -> tuple[VM, list[list]]:
+        """The :class:`VM` running ``thunks`` (one per node of ``nodes``) and the output cells."""
         keep = set(fgraph.inputs) | set(fgraph.outputs)
         post_clear = self._gc_plan(nodes, keep, storage_map) if self.allow_gc else [[] for _ in nodes]
         recycle = set(no_recycling)

@@ -316,7 +316,7 @@ def test_linker_equality_and_repr():
 
 def test_compiled_function_runs_on_the_vm():
     x = pt.dvector("x")
-    f = function([x], pt.exp(x).sum() + x.sum())
+    f = function([x], pt.exp(x).sum() + x.sum(), mode=Mode(linker="vm"))
     assert isinstance(f.vm, VM)
     assert f.vm.storage_map[f.maker.fgraph.inputs[0]] is f.input_storage[0].storage
     assert f.output_storage[0] is f.vm.storage_map[f.maker.fgraph.outputs[0]]

@@ -1,0 +1,467 @@
+"""Tier 1 of the fast CPU backend: a compiled FunctionGraph as ONE generated Python function.
+
+:class:`PyGenLinker` writes the glue the reference VM interprets (run each node's thunk in
+order, check its outputs, drop dead values) as straight-line Python source, one statement
+per node, and compiles it. Values flow between nodes as local variables of that function:
+
+* an Elemwise that the Python backend runs as one NumPy call (the decision is
+  :mod:`arignote.link.python.elemwise`'s: ``_elemwise_plan`` for a ufunc or a cast, the
+  fused body of a Composite) is that call written out on the locals, with the same
+  broadcast check and the same fallback for an unusual result (``_finish``);
+* any other node calls its thunk (the one the VM would run, from
+  :func:`~arignote.link.python.python_thunk`), which reads and writes the node's storage
+  cells: a local its input needs is stored in the input's cell first, its outputs are read
+  back into locals where a later statement needs them;
+* a value is dropped (``del``, and its cell emptied) right after its last use, where the
+  VM's garbage collection drops it, so memory stays what the VM gives.
+
+Constants, ufuncs, thunks, cells and dtypes are never written into the source: they are
+parameters of a factory function (``_make(...)``) whose closure the generated ``run``
+reads, so the source depends on the graph's structure only (the compiled code is shared by
+graphs of the same shape, e.g. ``x + 1`` and ``x + 2``), never on a constant's value.
+Locals are named after the graph's Variables where their names are identifiers.
+
+The runner :meth:`PyGenLinker.make_vm` returns is the generated function itself; it carries
+what the executor and the tools read from a VM (``fgraph``, ``nodes``, ``thunks``,
+``storage_map``, ``compute_map``, ``lazy``, ``impl_of``) and ``source`` (the text compiled)
+and ``line_nodes`` (line number -> node). ``f.vm.source`` of a compiled function shows it.
+An exception raised in it gets the note the VM adds (``describe_node_failure``) naming
+the node of the line that raised.
+
+Lazy Ops (``IfElse``): a graph with a lazy thunk runs on the reference VM, whose
+demand-driven evaluation computes only the branch taken. The link layer cannot know a
+lazy Op's input layout (``arignote.ifelse`` is a higher layer; a lazy thunk is opaque),
+and the VM's semantics (a node shared by branches of two IfElses computed once, the
+DestroyHandler's orderings across branches, values only an untaken branch used) would have
+to be re-derived for ``if``/``else`` blocks. So do profiling (``profile=...``) and a given
+``thunk_maker`` (DebugMode): both run the VM.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.utils import MetaObject, gc_paused
+from arignote.link.perform import describe_node_failure
+from arignote.link.python.dispatch import PYTHON, impl_name
+from arignote.link.python.elemwise import _composite_body, _elemwise_plan, _finish
+from arignote.link.vm import VMLinker
+from arignote.scalar.composite import Composite
+from arignote.tensor.elemwise import Elemwise
+
+__all__ = ["PyGenLinker", "generate_source"]
+
+#: compiled factories by source: graphs of the same shape share one (constants, callees
+#: and cells are the factory's arguments, never part of the source)
+_FACTORY_CACHE: dict[str, Any] = {}
+_FACTORY_CACHE_SIZE = 256
+
+_ndarray = np.ndarray
+
+
+class PyGenLinker(MetaObject):
+    """Links a FunctionGraph into one generated Python function (see the module's doc).
+
+    ``allow_gc``: drop intermediate values right after their last use (as
+    :class:`~arignote.link.vm.VMLinker`'s). Graphs with a lazy Op, profiled functions and
+    a ``thunk_maker`` run on the reference VM.
+    """
+
+    __props__ = ("allow_gc",)
+
+    def __init__(self, allow_gc: bool = True):
+        self.allow_gc = allow_gc
+
+    def __repr__(self) -> str:
+        return f"PyGenLinker(allow_gc={self.allow_gc})"
+
+    def __str__(self) -> str:
+        return repr(self)
+
+    def make_vm(
+        self,
+        fgraph: FunctionGraph,
+        input_storage: Sequence[list],
+        no_recycling: Sequence[Variable],
+        profile: Any = None,
+        thunk_maker: Callable | None = None,
+    ) -> tuple[Any, list[list]]:
+        """``(runner, output cells)``, as :meth:`VMLinker.make_vm`: calling the runner
+        computes every output cell from the input cells (``input_storage[i]`` is the cell
+        of ``fgraph.inputs[i]``); ``no_recycling`` outputs' cells are emptied first."""
+        vm_linker = VMLinker(allow_gc=self.allow_gc)
+        if profile is not None or thunk_maker is not None:
+            return vm_linker.make_vm(fgraph, input_storage, no_recycling, profile, thunk_maker)
+        with gc_paused():
+            nodes = fgraph.toposort()
+            storage_map, compute_map = vm_linker.make_storage(fgraph, input_storage, nodes)
+            thunks = vm_linker.make_thunks(nodes, storage_map, compute_map)
+            if any(getattr(t, "lazy", False) for t in thunks):
+                return vm_linker.assemble(fgraph, nodes, thunks, storage_map, compute_map, no_recycling)
+            gen = _Generator(fgraph, nodes, thunks, storage_map, no_recycling, self.allow_gc)
+            runner = gen.build()
+        runner.fgraph = fgraph
+        runner.nodes = nodes
+        runner.thunks = thunks
+        runner.storage_map = storage_map
+        runner.compute_map = compute_map
+        runner.lazy = False
+        runner.profile = None
+        runner.impl_of = _impl_of
+        runner.source = gen.source
+        runner.line_nodes = gen.line_nodes
+        return runner, [storage_map[v] for v in fgraph.outputs]
+
+
+def _impl_of(node: Apply) -> str:
+    """What runs ``node`` (as :meth:`VM.impl_of`): the backend's choice for its Op."""
+    return impl_name(node.op)
+
+
+def generate_source(fgraph: FunctionGraph, allow_gc: bool = True) -> str:
+    """The source :class:`PyGenLinker` generates for ``fgraph`` (cells made for the
+    occasion; a graph with a lazy Op has none: it runs on the VM)."""
+    runner, _ = PyGenLinker(allow_gc).make_vm(fgraph, [[None] for _ in fgraph.inputs], [])
+    source = getattr(runner, "source", None)
+    if source is None:
+        raise ValueError("this graph runs on the reference VM (it has a lazy Op): no generated source")
+    return source
+
+
+_NOT_WORD = re.compile(r"\W")
+
+
+class _Generator:
+    """Writes and compiles the function for one FunctionGraph (see the module's doc)."""
+
+    def __init__(
+        self,
+        fgraph: FunctionGraph,
+        nodes: list[Apply],
+        thunks: list[Callable],
+        storage_map: dict,
+        no_recycling: Sequence[Variable],
+        allow_gc: bool,
+    ):
+        self.fgraph = fgraph
+        self.nodes = nodes
+        self.thunks = thunks
+        self.storage_map = storage_map
+        self.no_recycling = set(no_recycling)
+        self.allow_gc = allow_gc
+        self.params: dict[str, Any] = {}  # factory parameter name -> value
+        self._param_of: dict[int, str] = {}  # id(value) -> its parameter name
+        self.used_names: set[str] = set()
+        self.local: dict[Variable, str] = {}  # Variables bound to a local now (name)
+        self.names: dict[str, Variable] = {}  # every local the function binds -> its Variable
+        self.names_of: dict[Variable, str] = {}
+        self.position = {v: (k, j) for k, n in enumerate(nodes) for j, v in enumerate(n.outputs)}
+        self.cell_hints: dict[Variable, str] = {}
+        for j, var in enumerate(fgraph.outputs):
+            self.cell_hints.setdefault(var, f"out{j}")
+        for k, var in enumerate(fgraph.inputs):
+            self.cell_hints[var] = f"in_{var.name or k}"
+        self.cell_holds: set[Variable] = set()  # Variables whose cell holds the value now
+        self.lines: list[tuple[str, int | None]] = []  # (statement, index of its node)
+        self.source = ""
+        self.line_nodes: dict[int, Apply] = {}
+
+    # -- names ----------------------------------------------------------------------------
+
+    def param(self, value: Any, hint: str) -> str:
+        """The factory parameter holding ``value`` (one per distinct object)."""
+        name = self._param_of.get(id(value))
+        if name is None:
+            base = "_" + (_NOT_WORD.sub("_", hint) or "p")
+            name, k = base, 1
+            while name in self.params:
+                name, k = f"{base}{k}", k + 1
+            self.params[name] = value
+            self._param_of[id(value)] = name
+        return name
+
+    def fresh_local(self, var: Variable, default: str) -> str:
+        """A local name for ``var``: its name where that is an identifier (leading
+        underscores dropped: parameters start with one), else ``default``; made unique."""
+        base = _NOT_WORD.sub("_", var.name or "").lstrip("_")
+        if not base or not base.isidentifier() or keyword.iskeyword(base) or base[0].isdigit():
+            base = default
+        name, k = base, 1
+        while name in self.used_names or keyword.iskeyword(name):
+            name, k = f"{base}_{k}", k + 1
+        self.used_names.add(name)
+        return name
+
+    def cell(self, var: Variable) -> str:
+        """The parameter holding ``var``'s storage cell: ``_out<j>`` for an output of
+        the graph, ``_in_<name>`` for an input, else ``_s_<local name or node index>``."""
+        hint = self.cell_hints.get(var)
+        if hint is None:
+            k, j = self.position[var]
+            hint = f"s_{self.local.get(var) or self.names_of.get(var) or f'{k}_{j}'}"
+        return self.param(self.storage_map[var], hint)
+
+    def ref(self, var: Variable) -> str:
+        """An expression for the value of ``var`` at this point of the function."""
+        if isinstance(var, Constant):
+            return self.param(var.data, "k")
+        name = self.local.get(var)
+        if name is None:  # a value only its cell holds (an input, a thunk's output)
+            name = self.fresh_local(var, "v")
+            self.emit(f"{name} = {self.cell(var)}[0]", None)
+            self.bind(var, name)
+        return name
+
+    def bind(self, var: Variable, name: str) -> None:
+        self.local[var] = name
+        self.names[name] = var
+        self.names_of[var] = name
+
+    def emit(self, line: str, k: int | None) -> None:
+        self.lines.append((line, k))
+
+    # -- the function ---------------------------------------------------------------------
+
+    def build(self) -> Callable:
+        fgraph, nodes = self.fgraph, self.nodes
+        keep = set(fgraph.inputs) | set(fgraph.outputs)
+        self.last_use = last_use = self._last_uses(keep)
+        for var in fgraph.inputs:
+            self.cell(var)
+            self.cell_holds.add(var)
+        # a Variable used by a written-out statement gets a local as it is produced; the
+        # inputs' locals are read first, in order
+        self.wants_local = {v for k, n in enumerate(nodes) if self._direct(k) is not None for v in n.inputs}
+        for var in fgraph.inputs:
+            if var in self.wants_local:
+                self.ref(var)
+        pre = [
+            self.cell(v)
+            for v in dict.fromkeys(fgraph.outputs)
+            # (a thunk may reuse the buffer its output cell holds; a written-out
+            # statement's output is a fresh array)
+            if v in self.no_recycling and v.owner is not None and self._direct(self.position[v][0]) is None
+        ]
+        if pre:
+            self.emit(" = ".join(f"{c}[0]" for c in pre) + " = None", None)
+        for k, node in enumerate(nodes):
+            direct = self._direct(k)
+            if direct is not None:
+                self._write_direct(k, node, direct)
+            else:
+                self._write_thunk(k, node)
+            if self.allow_gc:
+                self._drop(
+                    [v for v in dict.fromkeys([*node.inputs, *node.outputs]) if last_use.get(v) == k], k
+                )
+        for var in dict.fromkeys(fgraph.outputs):
+            if var.owner is not None and var not in self.cell_holds:
+                self.emit(f"{self.cell(var)}[0] = {self.local[var]}", None)
+                self.cell_holds.add(var)
+        return self._compile()
+
+    def _last_uses(self, keep: set) -> dict[Variable, int]:
+        """Variable -> index of the last node reading it (its own node's, for a value
+        nobody reads), for the values the function may drop."""
+        last: dict[Variable, int] = {}
+        for k, node in enumerate(self.nodes):
+            for var in node.inputs:
+                last[var] = k
+            for var in node.outputs:
+                last.setdefault(var, k)
+        return {
+            v: k
+            for v, k in last.items()
+            if v not in keep and v.owner is not None and not isinstance(v, Constant)
+        }
+
+    def _drop(self, dead: list[Variable], k: int) -> None:
+        names = [self.local.pop(v) for v in dead if v in self.local]
+        cells = [f"{self.cell(v)}[0]" for v in dead if v in self.cell_holds]
+        self.cell_holds.difference_update(dead)
+        if names:
+            self.emit(f"del {', '.join(names)}", k)
+        if cells:
+            self.emit(" = ".join(cells) + " = None", k)
+
+    def _write_thunk(self, k: int, node: Apply) -> None:
+        """``thunk()`` on the node's cells: a local input stored in its cell first, the
+        outputs read into locals where a written-out statement uses them."""
+        for var in dict.fromkeys(node.inputs):
+            if var not in self.cell_holds and not isinstance(var, Constant):
+                self.emit(f"{self.cell(var)}[0] = {self.local[var]}", k)
+                self.cell_holds.add(var)
+        thunk = self.thunks[k]
+        self.emit(f"{self.param(thunk, f'thunk{k}')}()  # {_label(node)}", k)
+        self.cell_holds.update(node.outputs)
+        if not getattr(thunk, "sets_outputs", False) and node.outputs:
+            unset = " or ".join(f"{self.cell(v)}[0] is None" for v in node.outputs)
+            cells = ", ".join(self.cell(v) for v in node.outputs)
+            self.emit(
+                f"if {unset}: {self.param(_unset_output, 'unset')}({self.param(node, f'node{k}')}, [{cells}])",
+                k,
+            )
+        for j, var in enumerate(node.outputs):
+            if var in self.wants_local:
+                name = self.fresh_local(var, f"t{k}" if len(node.outputs) == 1 else f"t{k}_{j}")
+                self.emit(f"{name} = {self.cell(var)}[0]", k)
+                self.bind(var, name)
+
+    def _direct(self, k: int) -> tuple | None:
+        """How node ``k`` is written out as a NumPy call on locals (None: its thunk runs):
+        ``("call", fn, checks, odt, ondim, out_ellipsis)`` for an Elemwise that the
+        backend's thunk runs as one ufunc call (pairwise for a chain), ``("cast", dtype,
+        impl)``, or ``("body", fn, checks, odt, ondim)`` for a fused body; ``checks``: the
+        dimensions where the two inputs' lengths are compared."""
+        cache = self.__dict__.setdefault("_direct_cache", {})
+        if k in cache:
+            return cache[k]
+        cache[k] = spec = self._direct_spec(self.nodes[k])
+        return spec
+
+    def _direct_spec(self, node: Apply) -> tuple | None:
+        op = node.op
+        if not isinstance(op, Elemwise) or op.inplace_pattern or impl_name(op) != PYTHON:
+            return None
+        direct, checks = _elemwise_plan(op, node)
+        n = len(node.inputs)
+        dims = tuple(d for d, _ in checks)
+        if n == 2 and checks and any(sorted(part) != [0, 1] for _, part in checks):
+            return None
+        if n > 2 and checks:  # (the backend's check over several inputs: its thunk)
+            return None
+        otype = node.outputs[0].type
+        if direct is not None:
+            variant, fn, odt, ondim, _, zero_d = direct
+            if variant == "cast":
+                return ("cast", fn, op.scalar_op.impl, odt, ondim)
+            return ("call", fn, dims, odt, ondim, zero_d, variant == "chain")
+        if isinstance(op.scalar_op, Composite) and op.nout == 1 and otype.ndim > 0:
+            body, trusted = _composite_body(op)
+            if all(trusted):
+                return ("body", body, dims, otype.numpy_dtype, otype.ndim, False, False)
+        return None
+
+    def _write_direct(self, k: int, node: Apply, spec: tuple) -> None:
+        args = [self.ref(v) for v in node.inputs]
+        (out,) = node.outputs
+        name = self.fresh_local(out, f"t{k}")
+        odt = self.param(spec[3], f"{spec[3]}")
+        ondim = spec[4]
+        fin = self.param(_finish, "finish")
+        if spec[0] == "cast":
+            (a,) = args
+            impl = self.param(spec[2], f"impl{k}")
+            nd = self.param(_ndarray, "ndarray")
+            ty = self.param(type, "type")
+            self.emit(
+                f"{name} = {a}.astype({odt}) if {ty}({a}) is {nd} else {fin}({impl}({a}), ({a},), {odt}, {ondim}, None)"
+                f"  # {_label(node)}",
+                k,
+            )
+        else:
+            _, fn, dims, _, _, zero_d, chain = spec
+            if dims:
+                a, b = args
+                test = (
+                    f"{a}.shape != {b}.shape"
+                    if dims == tuple(range(ondim))
+                    else " or ".join(f"{a}.shape[{d}] != {b}.shape[{d}]" for d in dims)
+                )
+                check = self.param(node.op._check_runtime_broadcast, f"check{k}")
+                self.emit(f"if {test}: {check}({self.param(node, f'node{k}')}, [{a}, {b}])", k)
+            f = self.param(fn, getattr(fn, "__name__", None) or f"f{k}")
+            tail = ", out=..." if zero_d else ""
+            if chain:
+                expr = args[0]
+                for a in args[1:-1]:
+                    expr = f"{f}({expr}, {a})"
+                expr = f"{f}({expr}, {args[-1]}{tail})"
+            else:
+                expr = f"{f}({', '.join(args)}{tail})"
+            self.emit(f"{name} = {expr}  # {_label(node)}", k)
+            nd = self.param(_ndarray, "ndarray")
+            ty = self.param(type, "type")
+            ins = f"({', '.join(args)}{',' if len(args) == 1 else ''})"
+            self.emit(
+                f"if {ty}({name}) is not {nd} or {name}.dtype is not {odt}: "
+                f"{name} = {fin}({name}, {ins}, {odt}, {ondim}, None)",
+                k,
+            )
+        self.bind(out, name)
+        if not self.allow_gc:  # the values stay in their cells between calls, as the VM's
+            self.emit(f"{self.cell(out)}[0] = {name}", k)
+            self.cell_holds.add(out)
+
+    # -- compiling ------------------------------------------------------------------------
+
+    def _compile(self) -> Callable:
+        params = list(self.params)
+        head = [f"def _make({', '.join(params)}):", "    def run():", "        try:"]
+        body = [f"            {line}" for line, _ in self.lines] or ["            pass"]
+        tail = [
+            "        except Exception as _err:",
+            "            _fail(_err)",
+            "            raise",
+            "    return run",
+        ]
+        # (_fail is the factory's last parameter, given below)
+        head[0] = f"def _make({', '.join([*params, '_fail'])}):"
+        text = "\n".join([*head, *body, *tail]) + "\n"
+        self.source = text
+        first = len(head) + 1  # line number of the first body line
+        self.line_nodes = {first + i: self.nodes[k] for i, (_, k) in enumerate(self.lines) if k is not None}
+        make = _FACTORY_CACHE.get(text)
+        if make is None:
+            if len(_FACTORY_CACHE) >= _FACTORY_CACHE_SIZE:
+                _FACTORY_CACHE.pop(next(iter(_FACTORY_CACHE)))  # the oldest
+            namespace: dict = {}
+            exec(compile(text, "<arignote generated>", "exec"), namespace)
+            make = _FACTORY_CACHE[text] = namespace["_make"]
+        fail = _failure_hook(self.line_nodes, self.storage_map, self.names)
+        return make(*self.params.values(), fail)
+
+
+def _label(node: Apply) -> str:
+    """A short label of ``node``'s Op for a comment (structure only: no constant values)."""
+    text = str(node.op)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _unset_output(node: Apply, cells: list[list]) -> None:
+    """Raise the VM's error for the first output of ``node`` its thunk left unset."""
+    for i, cell in enumerate(cells):
+        if cell[0] is None:
+            raise ValueError(f"{node.op}.perform did not set output {i} of {node}")
+
+
+def _failure_hook(line_nodes: dict[int, Apply], storage_map: dict, names: dict) -> Callable:
+    """``fail(err)``: add the VM's note (:func:`describe_node_failure`) naming the node
+    whose line raised ``err`` in the generated function."""
+
+    def fail(err: BaseException) -> None:
+        tb = err.__traceback__
+        if tb is None:
+            return
+        node = line_nodes.get(tb.tb_lineno)
+        if node is None:
+            return
+        frame_locals = tb.tb_frame.f_locals
+        by_var = {v: n for n, v in names.items()}
+        values = []
+        for var in node.inputs:
+            name = by_var.get(var)
+            if name is not None and name in frame_locals:
+                values.append(frame_locals[name])
+            else:
+                values.append(var.data if isinstance(var, Constant) else storage_map[var][0])
+        err.add_note(describe_node_failure(node, values))
+
+    return fail

@@ -208,6 +208,7 @@ class FunctionGraph:
         self.clients: dict[Variable, ClientList] = {}
         self.update_mapping = update_mapping
         self.profile = None
+        self._order: list[Apply] | None = None  # toposort's result, until the graph changes
 
         # ReplaceValidate first: a History/Validator given in `features` then declines
         # (AlreadyThere) instead of leaving the graph without replace_validate.
@@ -258,11 +259,13 @@ class FunctionGraph:
         self._input_set.add(var)
         self.setup_var(var)
         self.variables.add(var)
+        self._order = None
 
     def add_output(self, var: Variable, reason: Any = None, import_missing: bool = False) -> None:
         """Append ``var`` to the outputs, importing whatever it needs."""
         self.import_var(var, reason=reason, import_missing=import_missing)
         self.outputs.append(var)
+        self._order = None
         self.clients[var].append((Output(len(self.outputs) - 1).make_node(var), 0))
 
     def import_var(self, var: Variable, reason: Any = None, import_missing: bool = False) -> None:
@@ -299,6 +302,8 @@ class FunctionGraph:
                             raise self._missing_input(inp, node)
                         self.add_input(inp)
                 self.setup_node(node)
+        if new_nodes:
+            self._order = None
         callbacks = self._callbacks_for("on_import")
         for node in new_nodes:
             self.apply_nodes.add(node)
@@ -348,6 +353,7 @@ class FunctionGraph:
             if node not in self.apply_nodes or any(clients.get(o) for o in node.outputs):
                 continue
             self.apply_nodes.remove(node)
+            self._order = None
             for out in node.outputs:
                 self.variables.discard(out)
                 clients.pop(out, None)
@@ -381,6 +387,7 @@ class FunctionGraph:
             )
         self.import_var(new_var, reason=reason, import_missing=import_missing)
         node.inputs[i] = new_var
+        self._order = None
         if isinstance(node.op, Output):
             self.outputs[node.op.idx] = new_var
         self.clients[new_var].append((node, i))
@@ -472,6 +479,7 @@ class FunctionGraph:
 
     def _drop_node(self, node: Apply, reason: Any) -> None:
         self.apply_nodes.remove(node)
+        self._order = None
         for out in node.outputs:
             self.variables.discard(out)
             self.clients.pop(out, None)
@@ -487,6 +495,7 @@ class FunctionGraph:
             raise IndexError(f"output index {output_idx} out of range for {n} outputs")
         output_idx %= n
         old = self.outputs.pop(output_idx)
+        self._order = None
         self._renumber_output_clients(output_idx, n)
         client = next(
             c for c in self.clients[old] if isinstance(c[0].op, Output) and c[0].op.idx == output_idx
@@ -514,6 +523,7 @@ class FunctionGraph:
             if self.outputs[idx] is var:
                 self.remove_output(idx, reason=reason)
         self.inputs.pop(input_idx)
+        self._order = None
         self._input_set.discard(var)
         self.variables.discard(var)
         self.clients.pop(var, None)
@@ -533,6 +543,7 @@ class FunctionGraph:
         self.execute_callbacks_times.setdefault(feature, 0.0)
         self._features.append(feature)
         self._callbacks.clear()
+        self._order = None  # its orderings may constrain the order
 
     def remove_feature(self, feature: Feature) -> None:
         """Detach ``feature`` (calls its ``on_detach``); unknown features are ignored."""
@@ -541,6 +552,7 @@ class FunctionGraph:
         except ValueError:
             return
         self._callbacks.clear()
+        self._order = None
         detach = getattr(feature, "on_detach", None)
         if detach is not None:
             detach(self)
@@ -589,11 +601,18 @@ class FunctionGraph:
         return merged
 
     def toposort(self) -> list[Apply]:
-        """Every node, each after the nodes it depends on (and the features' orderings)."""
+        """Every node, each after the nodes it depends on (and the features' orderings).
+
+        Kept until the graph changes (every pass asks for it; a 100k-node graph takes a
+        tenth of a second to sort); each call returns a new list.
+        """
         if len(self.apply_nodes) < 2:
             return list(self.apply_nodes)
-        with gc_paused():
-            return io_toposort(self.inputs, self.outputs, self.orderings())
+        order = self.__dict__.get("_order")
+        if order is None:
+            with gc_paused():
+                order = self._order = io_toposort(self.inputs, self.outputs, self.orderings())
+        return list(order)
 
     def check_integrity(self) -> None:
         """Verify every cached fact (nodes, variables, clients, outputs) against the graph.
@@ -700,6 +719,7 @@ class FunctionGraph:
             for attr in getattr(f, "pickle_rm_attr", ()):
                 d.pop(attr, None)
         d["_callbacks"] = {}
+        d["_order"] = None
         return d
 
     def __setstate__(self, d: dict) -> None:

@@ -882,3 +882,22 @@ def test_client_lists_hold_each_use_once_and_forget_one_in_constant_time():
     plain = ClientList()
     plain.extend([("a", 0), ("b", 1)])
     assert pickle.loads(pickle.dumps(plain)) == [("a", 0), ("b", 1)]
+
+
+def test_toposort_is_kept_until_the_graph_changes():
+    x = double("x")
+    y = neg(x)
+    out = add(mul(y, x), x)
+    fg = FunctionGraph([x], [out], clone=False)
+    first = fg.toposort()
+    again = fg.toposort()
+    assert again == first and again is not first  # the same order, a new list each time
+    again.clear()
+    assert fg.toposort() == first  # a caller's edits do not reach the kept order
+    new = sub(x, x)
+    fg.replace(y, new)
+    order = fg.toposort()
+    assert new.owner in order and y.owner not in order
+    assert order.index(new.owner) < order.index(out.owner.inputs[0].owner)
+    fg.remove_output(0)
+    assert fg.toposort() == []

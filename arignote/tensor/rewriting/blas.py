@@ -51,6 +51,7 @@ from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.gemm import BLAS_DTYPES, Gemm, Gemv, Ger
 from arignote.tensor.products import Dot
 from arignote.tensor.rewriting.basic import register_specialize
+from arignote.tensor.rewriting.elemwise import elemwise_of
 from arignote.tensor.rewriting.inplace import destroy_handler
 from arignote.tensor.shape import specify_shape
 from arignote.tensor.ufuncs import add, cast, mul, neg, sub
@@ -286,7 +287,7 @@ def _pick_z(terms: list[_Term], skip: int, out: Variable, ndim: int, unscaled: b
 
 
 @register_specialize("blas")
-@node_rewriter([Elemwise])
+@node_rewriter(elemwise_of(Add, Sub))
 def local_blas_update(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``beta * z + alpha * dot(x, y)`` (and ``z - dot``, ``dot * alpha + z``, transposed
     products, matrix-vector products and outer products, inside a longer sum too) as one

@@ -319,7 +319,10 @@ def _groups(order: list[Apply], clients: dict) -> list[list[Apply]]:
                 parts += [groups[r].exits for r in uses_from]
                 bad: set = set()
                 floor = -1
-                if any(e is not no_exits for e in parts):
+                if len(producers) == 1:
+                    pass  # v reads from one node only, in its group: no path can leave the
+                    # group and come back to v (a group never has such a path: convex)
+                elif any(e is not no_exits for e in parts):
                     seen = _union_exits(parts, [], parent, groups)
                     bad = {_find(parent, r) for r in seen.roots}
                     floor = seen.floor
@@ -359,12 +362,13 @@ def _groups(order: list[Apply], clients: dict) -> list[list[Apply]]:
         # v's exits: its inputs' exits, and the groups of its inputs that it is not in with
         # all that they depend on now (a fused node needs all its inputs: a group's members
         # depend on what any of them does)
-        left: list[Apply] = []
+        left_roots: dict[Apply, None] = {}  # (ordered; a node may read 10,000 groups)
         for p in producers:
             if p in parent:
                 r = _find(parent, p)
-                if r is not root_v and r not in left:
-                    left.append(r)
+                if r is not root_v:
+                    left_roots[r] = None
+        left = list(left_roots)
         parts = [exits[p] for p in producers]
         if left:
             parts += [groups[r].exits for r in left]
@@ -376,6 +380,8 @@ def _groups(order: list[Apply], clients: dict) -> list[list[Apply]]:
         exits[v] = e
         if root_v is not None and (e is not no_exits or len(chosen) > 1):
             g = groups[root_v]
+            if len(chosen) <= 1 and e.floor <= g.exits.floor and e.roots <= g.exits.roots:
+                continue  # nothing new (a chain: v's exits are those of its one producer)
             g.exits = _union_exits([g.exits, e, *(groups[r].exits for r in chosen[1:])], [], parent, groups)
             for r in chosen[1:]:
                 del groups[r]

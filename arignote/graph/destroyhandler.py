@@ -6,7 +6,7 @@ input's memory, and ``view_map = {output: [input]}`` when the output is a view o
 is a view of (its root) and every other view of that root. :class:`DestroyHandler`
 keeps these facts for a FunctionGraph and enforces, on every validated change:
 
-* a root is destroyed by one node at most;
+* a root is destroyed by one node at most, through one of its inputs;
 * no protected value is destroyed: a graph input (unless listed as mutable), a Constant,
   or anything a graph output shows (the caller gets it);
 * the destroyer runs after every other reader of the root and its views (its
@@ -28,7 +28,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from arignote.graph.basic import Apply, Constant, Variable
@@ -123,9 +123,13 @@ class DestroyHandler(Bookkeeper):
                     self.view_children.get(r, set()).discard(node.outputs[o])
                     self.view_children.setdefault(new_r, set()).add(node.outputs[o])
                     self._rebuild_roots()  # rare: the roots below it may all have changed
-            if i in self.destroyers.get(node, ()):  # it now overwrites another value
-                old = self.root_destroyers.get(view_root(r))
-                if old is not None:
+            positions = self.destroyers.get(node, ())
+            if i in positions:  # it now overwrites another value
+                old_root = view_root(r)
+                old = self.root_destroyers.get(old_root)
+                # (unless it still overwrites the old one through another input: a change
+                # undone after a refused merge of two of its inputs)
+                if old is not None and not any(view_root(node.inputs[j]) is old_root for j in positions):
                     old.discard(node)
                 self.root_destroyers.setdefault(view_root(new_r), set()).add(node)
             self.dirty.add(node)
@@ -174,22 +178,110 @@ class DestroyHandler(Bookkeeper):
         updated = set((getattr(fgraph, "update_mapping", None) or {}).values())
         return fgraph.inputs.index(root) not in updated
 
-    def _check(self, fgraph: FunctionGraph, destroyer: Apply, root: Variable) -> str | None:
-        """Why ``destroyer`` may not overwrite ``root`` (None: it may)."""
+    def _check(self, fgraph: FunctionGraph, destroyer: Apply, root: Variable) -> Callable[[], str] | None:
+        """Why ``destroyer`` may not overwrite ``root``, as a function making the message
+        (None: it may). The message names nodes, whose text can be long (an addition of
+        thousands of terms): a rule asking :meth:`can_destroy` never pays for it."""
         if self._protected(fgraph, root):
-            return (
+            return lambda: (
                 f"{destroyer} would overwrite the protected {root} (a constant or a graph input not mutable)"
             )
         others = [d for d in self.root_destroyers.get(root, ()) if d is not destroyer]
         if others:
-            return f"{root} would be destroyed by more than one node: {[destroyer, *others]}"
-        for v in self.view_tree(root):
-            for client, _ in fgraph.clients.get(v, ()):
-                if isinstance(client.op, Output):
-                    return f"{destroyer} would overwrite {v}, which the function returns"
-                if client is not destroyer and _depends_on(client, destroyer):
-                    return f"{client} reads {v} but needs {destroyer}, which overwrites it, to run first"
+            return lambda: f"{root} would be destroyed by more than one node: {[destroyer, *others]}"
+        # one node writing two of its outputs into the same memory (an input given twice,
+        # or two views of one value) would leave one of them holding the other's values
+        positions = [i for i in self.destroyers.get(destroyer, ()) if view_root(destroyer.inputs[i]) is root]
+        if len(positions) > 1:
+            return lambda: (
+                f"{destroyer} would overwrite {root} through more than one of its inputs {positions}"
+            )
+        tree = self.view_tree(root)
+        returned = [v for v in tree if any(v is o for o in fgraph.outputs)]
+        if returned:
+            return lambda: f"{destroyer} would overwrite {returned[0]}, which the function returns"
+        late = self._late_reader(fgraph, destroyer, tree)
+        if late is not None:
+            reader, v = late
+            return lambda: f"{reader} reads {v} but needs {destroyer}, which overwrites it, to run first"
         return None
+
+    def _late_reader(
+        self, fgraph: FunctionGraph, destroyer: Apply, tree: list[Variable]
+    ) -> tuple[Apply, Variable] | None:
+        """A node reading a Variable of ``tree`` (``destroyer`` aside) that must run after
+        ``destroyer``, with what it reads (None: none must), so that it cannot run before
+        the destroyer overwrites it.
+
+        "Must run after" follows the data edges and the destroyers' orderings (a reader of
+        what a destroyer overwrites runs before it). Data edges alone are not enough: two
+        nodes reading ``a`` and ``b``, one overwriting ``a`` and the other ``b``, each must
+        run after the other. Two searches go in turns, forward from the destroyer and
+        backward from the readers (taken one at a time as it needs them), and the first to
+        run out settles it: the cost is the smaller side, so a value read by thousands of
+        nodes, each a candidate to overwrite it, costs each candidate its few descendants,
+        not a look at every reader."""
+        in_tree = {id(v): v for v in tree}
+
+        def reads(node: Apply) -> Variable | None:
+            for v in node.inputs:
+                if id(v) in in_tree:
+                    return v
+            return None
+
+        readers = (
+            c
+            for v in tree
+            for c, _ in fgraph.clients.get(v, ())
+            if c is not destroyer and not isinstance(c.op, Output)
+        )
+        fwd, fwd_seen = [destroyer], {destroyer}
+        bwd: list[Apply] = []
+        origin: dict[Apply, Apply] = {}  # a node reached going backward -> the reader it leads to
+        while fwd:
+            for succ in self._after(fgraph, fwd.pop()):
+                if succ not in fwd_seen:
+                    v = reads(succ)
+                    if v is not None:
+                        return succ, v
+                    fwd_seen.add(succ)
+                    fwd.append(succ)
+            if not bwd:  # the next reader, or the backward search has run out: none is late
+                reader = next(readers, None)
+                if reader is None:
+                    return None
+                if reader in origin:
+                    continue
+                origin[reader] = reader
+                bwd.append(reader)
+            n = bwd.pop()
+            for pred in self._before(fgraph, n):
+                if pred is destroyer:
+                    return origin[n], reads(origin[n])  # type: ignore[return-value]
+                if pred not in origin:
+                    origin[pred] = origin[n]
+                    bwd.append(pred)
+        return None
+
+    def _after(self, fgraph: FunctionGraph, node: Apply) -> list[Apply]:
+        """The nodes that must run right after ``node``: its outputs' readers, and the
+        destroyers of what it reads."""
+        out = [c for v in node.outputs for c, _ in fgraph.clients.get(v, ()) if not isinstance(c.op, Output)]
+        if self.root_destroyers:
+            for v in node.inputs:
+                out.extend(d for d in self.root_destroyers.get(view_root(v), ()) if d is not node)
+        return out
+
+    def _before(self, fgraph: FunctionGraph, node: Apply) -> list[Apply]:
+        """The nodes that must run right before ``node``: its inputs' owners and, for a
+        destroyer, the other readers of what it overwrites."""
+        out = [v.owner for v in node.inputs if v.owner is not None]
+        for i in self.destroyers.get(node, ()):
+            for v in self.view_tree(view_root(node.inputs[i])):
+                out.extend(
+                    c for c, _ in fgraph.clients.get(v, ()) if c is not node and not isinstance(c.op, Output)
+                )
+        return out
 
     def can_destroy(self, fgraph: FunctionGraph, node: Apply, i: int) -> bool:
         """Whether ``node`` (in the graph) may overwrite its input ``i``: the rules of
@@ -217,22 +309,5 @@ class DestroyHandler(Bookkeeper):
             why = self._check(fgraph, destroyer, root)
             if why is not None:
                 self.dirty |= dirty  # still to check after the change is undone
-                raise InconsistencyError(why)
+                raise InconsistencyError(why())
         return True
-
-
-def _depends_on(node: Apply, other: Apply) -> bool:
-    """Whether ``node`` needs an output of ``other`` (walks ``node``'s ancestors, stopping
-    at graph inputs)."""
-    seen: set = set()
-    todo = list(node.inputs)
-    while todo:
-        v = todo.pop()
-        owner = v.owner
-        if owner is None or owner in seen:
-            continue
-        if owner is other:
-            return True
-        seen.add(owner)
-        todo.extend(owner.inputs)
-    return False

@@ -7,8 +7,10 @@ import pytest
 import arignote.scalar as ps
 import arignote.tensor as pt
 from arignote.graph.destroyhandler import DestroyHandler, view_root
+from arignote.graph.features import ReplaceValidate
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.utils import InconsistencyError
+from arignote.scalar.composite import Composite
 from arignote.tensor.elemwise import Elemwise
 
 add_inplace = Elemwise(ps.add, inplace_pattern={0: 0})
@@ -77,3 +79,59 @@ def test_can_destroy_asks_before_a_change():
     (add_node,) = [n for n in fg.apply_nodes if n.outputs[0] is out]
     assert handler.can_destroy(fg, y.owner, 0) is False  # x is a protected input
     assert handler.can_destroy(fg, add_node, 1) is True  # y: its other reader can run first
+
+
+def test_two_nodes_each_overwriting_what_the_other_reads_are_refused():
+    # a * b written into a and a * b written into b: each must run after the other, a cycle
+    # only the orderings make (no data edge joins the two nodes)
+    x = pt.dvector("x")
+    a, b = pt.exp(x), pt.log(x)
+    first = Elemwise(ps.mul, inplace_pattern={0: 0})(a, b)
+    second = Elemwise(ps.mul, inplace_pattern={0: 1})(a, b)
+    with pytest.raises(InconsistencyError, match="needs"):
+        _fg([x], [first + second]).validate()
+    fg = _fg([x], [first + Elemwise(ps.mul)(a, b)])
+    (plain,) = [n for n in fg.apply_nodes if n.op == Elemwise(ps.mul)]
+    assert fg.destroy_handler.can_destroy(fg, plain, 0) is False  # a: overwritten already
+    assert fg.destroy_handler.can_destroy(fg, plain, 1) is False  # b: first reads it, after
+    assert fg.validate()
+
+
+def _two_outputs_in_place(a, b):
+    i0, i1 = ps.float64("i0"), ps.float64("i1")
+    comp = Composite([i0, i1], [ps.exp(i0) + i1, i0 * i1])
+    return Elemwise(comp, inplace_pattern={0: 0, 1: 1})(a, b)
+
+
+def test_one_node_overwriting_one_value_through_two_inputs_is_refused():
+    x = pt.dvector("x")
+    y = pt.exp(x)
+    out0, out1 = _two_outputs_in_place(y, y)
+    with pytest.raises(InconsistencyError, match="more than one of its inputs"):
+        _fg([x], [out0 + out1]).validate()
+    m = pt.dmatrix("m")
+    z = pt.exp(m)
+    out0, out1 = _two_outputs_in_place(z, z.T)  # two views of one value
+    with pytest.raises(InconsistencyError, match="more than one of its inputs"):
+        _fg([m], [out0 + out1]).validate()
+
+
+def test_a_refused_change_leaves_the_books_as_they_were():
+    x = pt.dvector("x")
+    a, b = pt.exp(x), pt.log(x)
+    reader = pt.sin(a)
+    out0, out1 = _two_outputs_in_place(a, b)
+    fg = FunctionGraph(
+        [x], [out0 + out1 + reader], features=[DestroyHandler(), ReplaceValidate()], clone=False
+    )
+    assert fg.validate()
+    node = out0.owner
+    assert reader.owner in fg.destroy_handler.orderings(fg)[node]
+    with pytest.raises(InconsistencyError):
+        fg.replace_validate(b, a)  # the node would overwrite a twice: undone
+    assert node.inputs[1] is b
+    # the node still overwrites a: sin(a) still runs first, nobody else may overwrite a
+    assert reader.owner in fg.destroy_handler.orderings(fg)[node]
+    assert fg.destroy_handler.can_destroy(fg, reader.owner, 0) is False
+    order = fg.toposort()
+    assert order.index(reader.owner) < order.index(node)

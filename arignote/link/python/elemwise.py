@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Apply, Variable
+from arignote.graph.destroyhandler import view_root
 from arignote.graph.op import Op
 from arignote.link.python.dispatch import register_python_thunk
 from arignote.scalar import basic as psb
@@ -117,17 +118,16 @@ def _may_alias(value: np.ndarray, inputs: Sequence[Any]) -> bool:
 
 def _finish(value: Any, inputs: Sequence[Any], dtype: np.dtype, ndim: int, target: int | None) -> np.ndarray:
     """One output of ``Elemwise.perform`` from the scalar op's result: the output dtype and
-    rank, written into the in-place target, else never aliasing an input and writeable."""
+    rank, never aliasing an input and writeable; the in-place target itself where the
+    result is it (``identity``), but never copied into it (see "in place" below)."""
     if type(value) is not _ndarray:
         value = np.asarray(value)
     if value.dtype != dtype:
         value = value.astype(dtype)
     if value.ndim != ndim:  # a scalar op ignored broadcasting (e.g. a constant)
         value = np.broadcast_to(value, np.broadcast_shapes(*(np.shape(i) for i in inputs))).copy()
-    if target is not None:
-        dst = inputs[target]
-        np.copyto(dst, value)
-        return dst
+    if target is not None and value is inputs[target]:
+        return value
     if not value.flags.writeable or _may_alias(value, inputs):
         value = value.copy()
     return value
@@ -401,7 +401,23 @@ def elemwise_thunk(
                         check_broadcast(node, vals)  # raises, naming the inputs and shapes
                         return
 
-    if direct is None and isinstance(op.scalar_op, Composite):
+    if op.inplace_pattern:  # decided here, once: the other thunks never test for it on a call
+        # a fused body writing into its targets, a ufunc called with out= its target, else
+        # the op's impl (fresh results; a cast in place keeps its dtype: rare)
+        odt = node.outputs[0].type.numpy_dtype
+        ufunc = (
+            _direct_call(op.scalar_op, [v.type.numpy_dtype for v in node.inputs], odt)
+            if op.nout == 1
+            else None
+        )
+        if isinstance(op.scalar_op, Composite):
+            thunk = _inplace_composite_thunk(op, node, in_cells, out_cells, flags, checks, check)
+        elif ufunc is not None and ufunc[0] != "cast":
+            thunk = _inplace_ufunc_thunk(op, node, ufunc, in_cells, out_cells, flags, checks, check)
+        else:
+            thunk = _impl_thunk(op, node, op.scalar_op.impl, in_cells, out_cells, flags, checks, check)
+        thunk.sets_outputs = True
+    elif direct is None and isinstance(op.scalar_op, Composite):
         # a fused body runs as one generated function on the arrays (ufuncs called directly)
         thunk = _composite_thunk(op, node, in_cells, out_cells, flags, checks, check)
         if thunk is None:
@@ -581,8 +597,9 @@ def _impl_thunk(
     check: Any | None,
 ) -> Any:
     """The Elemwise thunk for any other scalar op: ``impl`` (the scalar op's, or a fused
-    body's function), then perform's steps on each result. Several outputs never share
-    memory unless declared: a result that is another's array, or a view of one (a body's
+    body's function), then perform's steps on each result, an in-place output left
+    fresh (no ufunc to write it into its target). Several outputs never share memory
+    unless declared: a result that is another's array, or a view of one (a body's
     ``identity`` or ``real``), is copied."""
     out_types = [v.type for v in node.outputs]
     inplace = dict(op.inplace_pattern)
@@ -611,7 +628,7 @@ def _impl_thunk(
         done: list = []
         for (cell, dtype, ndim, target), value in zip(finish, results):
             value = _finish(value, vals, dtype, ndim, target)
-            if target is None and done and _may_alias_any(value, done):
+            if (target is None or value is not vals[target]) and done and _may_alias_any(value, done):
                 value = value.copy()
             done.append(value)
             cell[0] = value
@@ -756,3 +773,324 @@ def careduce_thunk(
     # perform too sets its output (or raises), and copies a result that could alias x
     thunk.sets_outputs = thunk.fresh_outputs = True
     return _with_attrs(thunk, op, in_cells, out_cells)
+
+
+# -- in place ---------------------------------------------------------------------------------
+#
+# With ``inplace_pattern`` {output k: input i} the NumPy call computing output k writes it
+# straight into input i's buffer (``out=``), which nothing reads afterwards (DestroyHandler).
+# A permission, not a duty: where no ufunc can (an op's ``impl``, a read-only target), the
+# output is the fresh result, as correct and cheaper than ``perform``'s copy into input i.
+
+
+def _inplace_ufunc_thunk(
+    op: Elemwise,
+    node: Apply,
+    direct: tuple[str, Any],
+    in_cells: list[list],
+    out_cells: list[list],
+    flags: list[list],
+    checks: list,
+    check: Any | None,
+) -> Any:
+    """``fn(*inputs, out=target)``, specialised by arity like :func:`_direct_thunk`. A
+    target the ufunc cannot write (not an ndarray, read-only) raises before anything is
+    written: the fresh result then (``perform``'s steps raise again a genuine error)."""
+    kind, fn = direct
+    ((_, t),) = op.inplace_pattern
+    (o0,) = out_cells
+    (f0,) = flags
+    odt = node.outputs[0].type.numpy_dtype
+    ondim = node.outputs[0].type.ndim
+    n = len(in_cells)
+    tc = in_cells[t]
+    check_broadcast = op._check_runtime_broadcast
+
+    def fresh(vals: list) -> np.ndarray:
+        if kind == "chain":
+            v = vals[0]
+            for x in vals[1:]:
+                v = fn(v, x)
+        else:
+            v = fn(*vals)
+        return _finish(v, vals, odt, ondim, None)
+
+    if n == 1:
+        (i0,) = in_cells
+
+        def thunk() -> None:
+            a = i0[0]
+            try:
+                o0[0] = fn(a, out=a)
+            except (TypeError, ValueError):
+                o0[0] = fresh([a])
+            f0[0] = True
+
+        return thunk
+
+    if n == 2 and kind == "ufunc":
+        i0, i1 = in_cells
+        dims = tuple(d for d, _ in checks)  # both inputs checked there (as "u2_dims")
+
+        def thunk() -> None:
+            a = i0[0]
+            b = i1[0]
+            if dims:
+                sa = a.shape
+                sb = b.shape
+                for d in dims:
+                    if sa[d] != sb[d]:
+                        check_broadcast(node, [a, b])
+            try:
+                o0[0] = fn(a, b, out=tc[0])
+            except (TypeError, ValueError):
+                o0[0] = fresh([a, b])
+            f0[0] = True
+
+        return thunk
+
+    last = n - 1
+
+    def thunk() -> None:
+        vals = [c[0] for c in in_cells]
+        if checks:
+            check(vals)
+        try:
+            if kind == "chain":  # ((a + b) + c) + ..., the last step written into the target
+                v = vals[0]
+                for x in vals[1:last]:
+                    v = fn(v, x)
+                o0[0] = fn(v, vals[last], out=vals[t])
+            else:
+                o0[0] = fn(*vals, out=vals[t])
+        except (TypeError, ValueError):
+            o0[0] = fresh(vals)
+        f0[0] = True
+
+    return thunk
+
+
+def _inplace_body(op: Elemwise, node: Apply) -> tuple[Any, tuple[bool, ...]]:
+    """``(body, written)``: the fused body of ``op`` as a Python function on arrays (ufuncs
+    called directly, as :func:`_composite_body`'s) in which the last ufunc computing each
+    in-place output ``k`` writes it into its target input (``out=``); ``written[k]`` says
+    which outputs are so written (the function then returns the target array for them).
+
+    Output ``k`` is written so when its last step is a ufunc (or a pairwise add/multiply),
+    it is not also another output, and no later step reads the target's memory: the
+    target input, the node's inputs that are views of the same value, or what an op's
+    ``impl`` made of them (it may return a view: ``identity``), and no other output is
+    such a value. Else it is computed fresh. The steps before it write into the target
+    too, back along a chain of temporaries (ufunc results of the output's dtype and full
+    size, each read only by the next step), from the target's last reader on: in place,
+    ``exp(x) * 2 + 1`` allocates nothing (``exp(x, out=x)``, ``multiply(x, 2, out=x)``,
+    ``add(x, 1, out=x)``). Memoised on the op, per which inputs share the targets'
+    memory and which have the output's broadcastable pattern."""
+    comp = op.scalar_op
+    out_bc = node.outputs[0].type.broadcastable
+    aliased = tuple(
+        (k, t, tuple(j for j, v in enumerate(node.inputs) if view_root(v) is view_root(node.inputs[t])))
+        for k, t in op.inplace_pattern
+    )
+    full_inputs = tuple(v.type.broadcastable == out_bc for v in node.inputs)
+    plans = op.__dict__.setdefault("_thunk_plans", {})
+    key = ("inplace_body", aliased, full_inputs)
+    made = plans.get(key)
+    if made is not None:
+        return made
+    order = comp.fgraph.toposort()
+    specs = {n: _resolve_inner(n) for n in order}
+    position = {n: p for p, n in enumerate(order)}
+    outs = comp.inner_outputs
+    ins = comp.inner_inputs
+    n_readers: dict = {}  # inner variable -> how many steps read it
+    full = {v for v, f in zip(ins, full_inputs) if f}  # values of the output's full size
+    for n in order:
+        for x in set(n.inputs):
+            n_readers[x] = n_readers.get(x, 0) + 1
+        if any(x in full for x in n.inputs):
+            full.update(n.outputs)
+    ufunc_steps = {n for n in order if specs[n] is not None and specs[n][0] in ("call", "chain")}
+    write_at: dict[Apply, int] = {}  # a step -> the target input it writes into
+    written = [False] * len(outs)
+    for k, t, sharing in aliased:
+        v = outs[k]
+        step = v.owner
+        if step not in ufunc_steps or step in write_at or sum(o is v for o in outs) != 1:
+            continue
+        alias = {ins[j] for j in sharing}
+        last_read = -1  # the position of the last step reading the target's memory
+        for n in order:
+            if any(x in alias for x in n.inputs):
+                last_read = position[n]
+                if specs[n] is None:  # an op's impl may return (a view of) its input
+                    alias.update(n.outputs)
+        if position[step] < last_read or any(o in alias for j, o in enumerate(outs) if j != k):
+            continue
+        chain = [step]
+        while True:  # back along temporaries read only by the chain's next step
+            prev = next(
+                (
+                    x.owner
+                    for x in chain[-1].inputs
+                    if x.owner in ufunc_steps
+                    and x.owner not in write_at
+                    and x in full
+                    and n_readers[x] == 1
+                    and x.type.dtype == v.type.dtype
+                    and not any(x is o for o in outs)
+                    and position[x.owner] >= last_read
+                ),
+                None,
+            )
+            if prev is None:
+                break
+            chain.append(prev)
+        for c in chain:
+            write_at[c] = t
+        written[k] = True
+
+    names: dict = {v: f"i{j}" for j, v in enumerate(ins)}
+    namespace: dict = {}
+    callees: dict = {}
+
+    def callee(fn: Any) -> str:
+        name = callees.get(id(fn))
+        if name is None:
+            name = callees[id(fn)] = f"f{len(callees)}"
+            namespace[name] = fn
+        return name
+
+    def ref(v: Variable) -> str:
+        if v not in names:  # a constant
+            names[v] = f"c{len(namespace)}"
+            namespace[names[v]] = v.data
+        return names[v]
+
+    lines = [f"def inplace_body({', '.join(names[v] for v in ins)}):"]
+    for n in order:
+        args = [ref(x) for x in n.inputs]
+        for j, o in enumerate(n.outputs):
+            names[o] = f"t{position[n]}_{j}"
+        res = ", ".join(names[o] for o in n.outputs)
+        out = f", out=i{write_at[n]}" if n in write_at else ""
+        spec = specs[n]
+        if spec is None:
+            lines.append(f"    {res} = {callee(n.op.impl)}({', '.join(args)})")
+        elif spec[0] == "cast":
+            lines.append(f"    {res} = {args[0]}.astype({callee(spec[1])})")
+        elif spec[0] == "call":
+            lines.append(f"    {res} = {callee(spec[1])}({', '.join(args)}{out})")
+        else:  # "chain": one statement per pair, the last one written into the target
+            f = callee(spec[1])
+            acc = args[0]
+            for a in args[1:-1]:
+                lines.append(f"    {res} = {f}({acc}, {a})")
+                acc = res
+            lines.append(f"    {res} = {f}({acc}, {args[-1]}{out})")
+    lines.append(f"    return {', '.join(ref(o) for o in outs)}")
+    exec(compile("\n".join(lines), f"<inplace {comp.name[:60]}>", "exec"), namespace)
+    made = plans[key] = (namespace["inplace_body"], tuple(written))
+    return made
+
+
+def _writeable(x: Any) -> bool:
+    return type(x) is _ndarray and x.flags.writeable
+
+
+def _inplace_composite_thunk(
+    op: Elemwise,
+    node: Apply,
+    in_cells: list[list],
+    out_cells: list[list],
+    flags: list[list],
+    checks: list,
+    check: Any | None,
+) -> Any:
+    """The thunk of an in-place fused node: :func:`_inplace_body` on the inputs, where
+    each target is a writeable array (else the plain body, fresh results). One output
+    gets variants by arity; its target is checked only when the body raises (a target
+    that is no writeable array fails at the first write, before anything is written).
+    Several are checked first: one could take writes before another fails."""
+    body, written = _inplace_body(op, node)
+    plain, trusted = _composite_body(op)
+    odts = [v.type.numpy_dtype for v in node.outputs]
+    ondim = node.outputs[0].type.ndim
+
+    def fresh(k: int, v: Any, vals: list) -> np.ndarray:
+        if not trusted[k] or type(v) is not _ndarray or v.dtype is not odts[k]:
+            v = _finish(v, vals, odts[k], ondim, None)
+        return v
+
+    if written == (True,) and len(in_cells) <= 2:
+        (o0,) = out_cells
+        ((_, t),) = op.inplace_pattern
+        if len(in_cells) == 1:
+            (i0,) = in_cells
+
+            def thunk() -> None:
+                a = i0[0]
+                try:
+                    o0[0] = body(a)
+                except (TypeError, ValueError):
+                    if _writeable(a):
+                        raise  # a genuine error (the target took writes: no second try)
+                    o0[0] = fresh(0, plain(a), [a])
+                for flag in flags:
+                    flag[0] = True
+
+            return thunk
+
+        i0, i1 = in_cells
+        dims = tuple(d for d, _ in checks)  # both inputs checked there (as "u2_dims")
+        check_broadcast = op._check_runtime_broadcast
+
+        def thunk() -> None:
+            a = i0[0]
+            b = i1[0]
+            if dims:
+                sa = a.shape
+                sb = b.shape
+                for d in dims:
+                    if sa[d] != sb[d]:
+                        check_broadcast(node, [a, b])
+            try:
+                o0[0] = body(a, b)
+            except (TypeError, ValueError):
+                if _writeable(b if t else a):
+                    raise
+                o0[0] = fresh(0, plain(a, b), [a, b])
+            for flag in flags:
+                flag[0] = True
+
+        return thunk
+
+    targets = [(t, odts[k]) for k, t in op.inplace_pattern if written[k]]
+    single = op.nout == 1
+
+    def thunk() -> None:
+        vals = [c[0] for c in in_cells]
+        if checks:
+            check(vals)
+        fn = body
+        for t, dt in targets:
+            x = vals[t]
+            if not _writeable(x) or x.dtype is not dt:
+                fn = plain
+                break
+        results = fn(*vals)
+        if single:
+            results = (results,)
+        done: list = []
+        for k, cell in enumerate(out_cells):
+            v = results[k]
+            if not (written[k] and fn is body):
+                v = fresh(k, v, vals)
+                if done and not trusted[k] and _may_alias_any(v, done):
+                    v = v.copy()
+            done.append(v)
+            cell[0] = v
+        for flag in flags:
+            flag[0] = True
+
+    return thunk

@@ -7,6 +7,7 @@ to the Op's own ``make_thunk`` where a subclass overrides that)."""
 from __future__ import annotations
 
 import itertools
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -18,7 +19,9 @@ import arignote.tensor as pt
 from arignote.graph.basic import Apply
 from arignote.graph.op import Op
 from arignote.link.python import has_fast_impl, impl_name, python_thunk, registered_ops
+from arignote.link.python.elemwise import _inplace_body
 from arignote.scalar.composite import Composite
+from arignote.scalar.op import UnaryScalarOp, same_out
 from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
 from arignote.tensor.reductions import Max, Min, Prod, Sum, max
 from arignote.tensor.type import TensorType
@@ -381,3 +384,263 @@ def test_the_default_is_the_op_s_make_thunk():
     np.testing.assert_array_equal(storage[node.outputs[0]][0], [2.0, 2.0])
     with pytest.raises(ValueError, match="no implementation 'c'"):
         python_thunk(op, node, storage, computed, [], "c")
+
+
+# -- in place -------------------------------------------------------------------------------
+
+
+def _in_place_run(op, node, values):
+    """Run the thunk on copies; returns (outputs, the input arrays it was given)."""
+    given = [np.array(v) for v in values]
+    storage, computed = _cells(node, given)
+    python_thunk(op, node, storage, computed, [])()
+    assert all(computed[out][0] for out in node.outputs)
+    return [storage[out][0] for out in node.outputs], given
+
+
+def _reference(op, node, values):
+    ref = [[None] for _ in node.outputs]
+    Elemwise(op.scalar_op).perform(node, [np.array(v) for v in values], ref)
+    return [cell[0] for cell in ref]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int64", "float32", "float64"])
+@pytest.mark.parametrize(
+    ("sop", "nin", "target"),
+    [
+        (ps.exp, 1, 0),
+        (ps.neg, 1, 0),
+        (ps.add, 2, 0),
+        (ps.mul, 2, 1),
+        (ps.sub, 2, 1),
+        (ps.add, 3, 2),
+        (ps.mul, 3, 0),
+    ],
+)
+@pytest.mark.parametrize("shape", [(), (4,), (2, 3)])
+def test_a_ufunc_writes_into_its_target(sop, nin, target, dtype, shape):
+    if sop is ps.exp and dtype.startswith("int"):
+        return  # exp of an integer is a float: no input of the output's dtype
+    op = Elemwise(sop, {0: target})
+    node = op.make_node(*(TensorType(dtype, (None,) * len(shape))() for _ in range(nin)))
+    rng = np.random.default_rng(3)
+    values = [(rng.standard_normal(shape) * 3).astype(dtype) for _ in range(nin)]
+    (got,), given = _in_place_run(op, node, values)
+    assert got is given[target]  # the target's buffer, nothing allocated
+    (want,) = _reference(op, node, values)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    assert all(np.array_equal(v, g) for j, (v, g) in enumerate(zip(values, given)) if j != target)
+
+
+def test_the_checked_two_input_variant_writes_in_place_and_keeps_its_errors():
+    op = Elemwise(ps.add, {0: 1})
+    node = op.make_node(TensorType("float64", (1, None))(), pt.dmatrix())
+    (got,), given = _in_place_run(op, node, [np.ones((1, 3)), np.arange(6.0).reshape(2, 3)])
+    assert got is given[1]
+    np.testing.assert_array_equal(got, np.arange(6.0).reshape(2, 3) + 1)
+    node = op.make_node(pt.dmatrix(), pt.dmatrix())
+    with pytest.raises(ValueError, match="shape mismatch at dimension 1"):
+        _in_place_run(op, node, [np.ones((2, 2)), np.ones((2, 3))])
+
+
+def test_a_target_that_cannot_be_written_gives_a_fresh_result():
+    op = Elemwise(ps.add, {0: 0})
+    node = op.make_node(pt.dvector(), pt.dvector())
+    frozen = np.arange(3.0)
+    frozen.flags.writeable = False
+    storage, computed = _cells(node, [frozen, np.ones(3)])
+    python_thunk(op, node, storage, computed, [])()
+    got = storage[node.outputs[0]][0]
+    assert got is not frozen and got.flags.writeable
+    np.testing.assert_array_equal(got, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(frozen, [0.0, 1.0, 2.0])
+
+
+def test_a_scalar_op_without_a_ufunc_gives_a_fresh_result_not_a_copy():
+    op = Elemwise(ps.switch, {0: 1})
+    node = op.make_node(TensorType("bool", (None,))(), pt.dvector(), pt.dvector())
+    values = [np.array([True, False, True]), np.zeros(3), np.ones(3)]
+    (got,), given = _in_place_run(op, node, values)
+    assert not any(np.shares_memory(got, g) for g in given)
+    np.testing.assert_array_equal(got, [0.0, 1.0, 0.0])
+    op = Elemwise(ps.identity, {0: 0})  # impl returns its input: that is the in-place result
+    node = op.make_node(pt.dvector())
+    (got,), given = _in_place_run(op, node, [np.arange(3.0)])
+    assert got is given[0]
+
+
+def _composite(n_in, outputs):
+    ins = [ps.float64(f"i{k}") for k in range(n_in)]
+    return Composite(ins, outputs(*ins))
+
+
+@pytest.mark.parametrize("n_in", [1, 2, 3])
+def test_a_fused_body_writes_its_last_ufunc_into_the_target(n_in):
+    comp = _composite(n_in, lambda *v: [ps.exp(ps.log(sum(v[1:], v[0]) + 1.0) * 2.0)])
+    for target in range(n_in):
+        op = Elemwise(comp, {0: target})
+        node = op.make_node(*(pt.dmatrix() for _ in range(n_in)))
+        values = [np.random.default_rng(k).random((2, 3)) for k in range(n_in)]
+        (got,), given = _in_place_run(op, node, values)
+        assert got is given[target]
+        np.testing.assert_allclose(got, np.exp(np.log(sum(values) + 1.0) * 2.0))
+        frozen = [np.array(v) for v in values]
+        frozen[target].flags.writeable = False
+        storage, computed = _cells(node, frozen)
+        python_thunk(op, node, storage, computed, [])()
+        np.testing.assert_allclose(storage[node.outputs[0]][0], np.exp(np.log(sum(values) + 1.0) * 2.0))
+
+
+def test_a_fused_body_with_several_outputs_writes_each_into_its_target():
+    def outputs(a, b):
+        e = ps.exp(a)  # (two exp(a) nodes would read a after the first output is written)
+        return [e + b, e * b]
+
+    op = Elemwise(_composite(2, outputs), {0: 0, 1: 1})
+    node = op.make_node(pt.dvector(), pt.dvector())
+    values = [np.arange(3.0), np.arange(3.0) + 5]
+    (o0, o1), given = _in_place_run(op, node, values)
+    assert o0 is given[0] and o1 is given[1]
+    np.testing.assert_allclose(o0, np.exp(values[0]) + values[1])
+    np.testing.assert_allclose(o1, np.exp(values[0]) * values[1])
+    frozen = [np.array(v) for v in values]
+    frozen[1].flags.writeable = False  # one target cannot take its output: neither is written
+    storage, computed = _cells(node, frozen)
+    python_thunk(op, node, storage, computed, [])()
+    np.testing.assert_allclose(storage[node.outputs[0]][0], np.exp(values[0]) + values[1])
+    np.testing.assert_allclose(storage[node.outputs[1]][0], np.exp(values[0]) * values[1])
+    np.testing.assert_array_equal(frozen[0], values[0])
+
+
+def test_a_body_reading_its_target_after_the_write_computes_that_output_fresh():
+    # output 0 (a * 2) is computed first, and a is read again for output 1: writing output
+    # 0 into a would change output 1; that output is computed fresh instead
+    comp = _composite(2, lambda a, b: [a * 2.0, (a * 2.0) * b + a])
+    op = Elemwise(comp, {0: 0, 1: 1})
+    node = op.make_node(pt.dvector(), pt.dvector())
+    values = [np.arange(1.0, 4.0), np.arange(1.0, 4.0) + 5]
+    (o0, o1), given = _in_place_run(op, node, values)
+    assert o0 is not given[0] and o1 is given[1]
+    np.testing.assert_allclose(o0, values[0] * 2)
+    np.testing.assert_allclose(o1, values[0] * 2 * values[1] + values[0])
+    # an output that is another input as it is, or the same value as another output
+    for outputs in (lambda a, b: [ps.exp(a), a], lambda a, b: [ps.exp(a) * b, ps.identity(a)]):
+        op = Elemwise(_composite(2, outputs), {0: 0})
+        node = op.make_node(pt.dvector(), pt.dvector())
+        (o0, o1), given = _in_place_run(op, node, values)
+        assert o0 is not given[0]
+        np.testing.assert_array_equal(o1, values[0])
+        np.testing.assert_array_equal(given[0], values[0])
+
+
+def test_a_target_shared_with_another_input_is_not_written_before_that_input_is_read():
+    # the node reads x through both inputs (the same array): output 0 goes into it only if
+    # nothing reads input 1 afterwards
+    comp = _composite(2, lambda a, b: [a + 1.0, b * 3.0])
+    op = Elemwise(comp, {0: 0})
+    x = pt.dvector()
+    node = op.make_node(x, x)
+    value = np.arange(3.0)
+    storage = {x: [value], node.outputs[0]: [None], node.outputs[1]: [None]}
+    python_thunk(op, node, storage, None, [])()
+    np.testing.assert_array_equal(storage[node.outputs[0]][0], np.arange(3.0) + 1)
+    np.testing.assert_array_equal(storage[node.outputs[1]][0], np.arange(3.0) * 3)
+
+
+def test_compiled_in_place_functions_equal_perform():
+    x = pt.dmatrix("x")
+    s = x.sum(axis=0)
+    outs = [pt.exp(pt.log(s + 1) * 2), pt.tanh(s) * s]
+    mode = arignote.get_mode("FAST_RUN")
+    f = arignote.function([x], outs, mode=mode)
+    assert any(n.op.destroy_map for n in f.maker.fgraph.apply_nodes)
+    for linker in ("py", "vm_nogc"):
+        g = arignote.function([x], outs, mode=arignote.Mode(linker=linker, optimizer="fast_run"))
+        value = np.random.default_rng(4).random((3, 4))
+        for a, b in zip(f(value), g(value)):
+            np.testing.assert_allclose(a, b)
+        want = [np.exp(np.log(value.sum(0) + 1) * 2), np.tanh(value.sum(0)) * value.sum(0)]
+        for a, b in zip(g(value), want):
+            np.testing.assert_allclose(a, b)
+
+
+def _peak_bytes(fn):
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_fused_chain_of_temporaries_runs_in_its_target():
+    comp = _composite(1, lambda a: [ps.exp(a) * 2.0 + 1.0])
+    op = Elemwise(comp, {0: 0})
+    node = op.make_node(pt.dvector())
+    value = np.linspace(0.0, 1.0, 200_000)
+    given = value.copy()
+    storage, computed = _cells(node, [given])
+    thunk = python_thunk(op, node, storage, computed, [])
+    peak = _peak_bytes(thunk)
+    assert storage[node.outputs[0]][0] is given
+    np.testing.assert_allclose(given, np.exp(value) * 2 + 1)
+    assert peak < value.nbytes / 2  # exp, multiply and add all wrote into the input
+    plain = Elemwise(comp).make_node(pt.dvector())
+    storage, computed = _cells(plain, [value.copy()])
+    assert _peak_bytes(python_thunk(plain.op, plain, storage, computed, [])) > 2 * value.nbytes
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        lambda a, b: [(ps.exp(a) * a) + b],  # a is read again after exp: exp cannot write into it
+        lambda a, b: [(lambda t: t * t + t)(ps.exp(a + b))],  # exp(a + b) is read twice
+        lambda a, b: [ps.exp(b) * 2.0 + a],  # the chain starts from b, then adds a
+        lambda a, b: [ps.sqrt(ps.abs(a)) + ps.cast(b, "float64")],
+        lambda a, b: [ps.switch(a > 0.5, ps.exp(a), b) * 3.0],  # switch is no ufunc: its impl
+    ],
+)
+def test_fused_chains_in_place_equal_the_plain_body(expr):
+    comp = _composite(2, expr)
+    rng = np.random.default_rng(5)
+    values = [rng.random((3, 4)), rng.random((3, 4))]
+    plain = Elemwise(comp).make_node(pt.dmatrix(), pt.dmatrix())
+    (want,), _ = _in_place_run(plain.op, plain, values)
+    for target in (0, 1):
+        op = Elemwise(comp, {0: target})
+        node = op.make_node(pt.dmatrix(), pt.dmatrix())
+        (got,), given = _in_place_run(op, node, values)
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+        np.testing.assert_array_equal(given[1 - target], values[1 - target])
+
+
+class _Refuses(UnaryScalarOp):
+    """A scalar op (no ufunc) whose impl raises on values above 10."""
+
+    calls = 0
+
+    def impl(self, a):
+        type(self).calls += 1
+        if np.any(np.asarray(a) > 10):
+            raise ValueError("too big")
+        return np.asarray(a) + 0.0
+
+
+@pytest.mark.parametrize("n_in", [2, 3])
+def test_an_error_after_the_body_wrote_its_target_is_raised_not_retried(n_in):
+    refuses = _Refuses(same_out, name="refuses")
+    # the body writes exp(a) and exp(a) * 2 into a, then refuses(b) raises: the plain body
+    # must not run again on the overwritten a (it could give another answer)
+    comp = _composite(n_in, lambda *v: [ps.exp(v[0]) * 2.0 + refuses.make_node(v[-1]).outputs[0]])
+    op = Elemwise(comp, {0: 0})
+    node = op.make_node(*(pt.dvector() for _ in range(n_in)))
+    assert _inplace_body(op, node)[1] == (True,)
+    values = [np.array([1.0, 2.0, 50.0]) for _ in range(n_in)]
+    _Refuses.calls = 0
+    with pytest.raises(ValueError, match="too big"):
+        _in_place_run(op, node, values)
+    assert _Refuses.calls == 1  # not run a second time
+    (got,), given = _in_place_run(op, node, [v / 10 for v in values])
+    assert got is given[0]
+    np.testing.assert_allclose(got, np.exp(values[0] / 10) * 2 + values[-1] / 10)

@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 
 from arignote.compile.debug.profiling import ProfileStats
-from arignote.graph.container import Container
+from arignote.graph.container import Container, held_in_locked_blocks, held_providers, wait_for
 from arignote.graph.destroyhandler import view_root
 from arignote.graph.shared import SharedVariable
+from arignote.graph.utils import gc_paused
 from arignote.printing import debugprint
 from arignote.tensor.type import TensorType
 
@@ -65,7 +66,9 @@ class Function:
         # the locks of the shared variables' containers, in the global order: held for a
         # whole call (a function with no shared variable takes no lock but its own)
         shared = {id(c): c for c in input_storage[n_in:]}
-        self._held = tuple(c.lock for c in sorted(shared.values(), key=lambda c: c.order))
+        ordered = sorted(shared.values(), key=lambda c: c.order)
+        self._held = tuple(c.lock for c in ordered)
+        self._held_labels = tuple(c.lock_label() for c in ordered)
         self._names = {spec.name: k for k, spec in enumerate(maker.inputs) if spec.name is not None}
         self._defaults = [
             spec.value if getattr(spec, "has_value", False) else _MISSING for spec in maker.inputs
@@ -121,8 +124,11 @@ class Function:
             else None
         )
         # shared values that a node overwrites in place (a random generator drawn from in
-        # place, an array updated in place): saved before a call, put back if it fails
-        self._rollback = _rollback_plan(vm, maker.fgraph, input_storage, n_in)
+        # place, an array updated in place): saved before a call, put back if it fails.
+        # Explicit inputs with an update (``In(x, value=..., update=...)``) are state too:
+        # their values are put back the same way, and so is the value a failed call stored
+        self._rollback, self._state = _rollback_plan(vm, maker.fgraph, input_storage, maker.inputs)
+        self._guarded = bool(self._rollback or self._state)
         _live_functions.add(self)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -138,13 +144,14 @@ class Function:
             self._wait_for(lock)  # busy: another thread's call, or a call of ours (re-entry)
         held = self._held
         for h in held:
-            h.acquire()
+            if not h.acquire(False):
+                self._wait_for_shared(h)  # busy: wait, unless that would never end
         try:
             if (
                 kwargs
                 or output_subset is not None
                 or self.profile is not None
-                or self._rollback
+                or self._guarded
                 or len(args) != self._n_explicit
             ):
                 return self._call(args, kwargs, output_subset)
@@ -196,8 +203,11 @@ class Function:
     def _wait_for(self, lock: Any) -> None:
         """Take ``lock``, held by another call: wait for another thread's, but refuse a
         call from inside a call of this function (or of a copy sharing its storage) on
-        this thread, which would wait for itself forever."""
-        for other in _calls_on_this_thread(sys._getframe(1).f_back):  # (not the waiting call)
+        this thread, which would wait for itself forever, and a wait that would close a
+        cycle of threads waiting for each other (``DeadlockError``, see
+        :func:`arignote.graph.container.wait_for`)."""
+        outer = _calls_on_this_thread(sys._getframe(1).f_back)  # (not the waiting call)
+        for other in outer:
             if other._lock is lock:
                 what = "itself" if other is self else f"{other._label()}, which shares its storage"
                 raise RuntimeError(
@@ -206,7 +216,33 @@ class Function:
                     "cannot run inside its own call: compile a second function (or use "
                     "f.copy()) for the inner call."
                 )
-        lock.acquire()
+        held = {**held_in_locked_blocks(), **_locks_of(outer)}
+        if not held:
+            lock.acquire()  # holding nothing, this thread closes no cycle
+            return
+        wait_for(lock, f"the lock of {self._label()}", held, self._doing(outer))
+
+    def _wait_for_shared(self, lock: Any) -> None:
+        """Take the shared variable's ``lock`` (one of :attr:`_held`), found taken, during
+        the acquisition at the start of a call. Raising (a wait that would never end),
+        release what this call took first."""
+        outer = _calls_on_this_thread(sys._getframe(1).f_back)  # (not this call)
+        k = self._held.index(lock)
+        held = {**held_in_locked_blocks(), **_locks_of(outer), self._lock: f"the lock of {self._label()}"}
+        held.update(zip(self._held[:k], self._held_labels[:k]))
+        try:
+            wait_for(lock, self._held_labels[k], held, self._doing(outer))
+        except BaseException:
+            for h in reversed(self._held[:k]):
+                h.release()
+            self._lock.release()
+            raise
+
+    def _doing(self, outer: list[Function]) -> str:
+        """What a call waiting for a lock is doing, for messages."""
+        if outer:
+            return f"calling {self._label()} inside a call of {outer[0]._label()}"
+        return f"calling {self._label()}"
 
     def _filter_args(self, args: tuple) -> None:
         """Store positional ``args`` (one per explicit input) in the input cells, each
@@ -225,20 +261,27 @@ class Function:
 
     def _call(self, args: tuple, kwargs: dict, output_subset: list[int] | None) -> Any:
         """A call with names, an output subset, profiling, a wrong number of arguments or
-        shared values to put back if it fails (the locks held)."""
+        state to put back if it fails (the locks held)."""
         profile = self.profile
         t0 = time.perf_counter() if profile is not None else 0.0
-        if kwargs or len(args) != self._n_explicit:
-            self._set_inputs(args, kwargs)
-        elif self.trust_input:
-            for cell, value in zip(self._input_cells, args):
-                cell[0] = value
-        else:
-            self._filter_args(args)
-        for cell in self._protect:
-            cell[0] = _copy_value(cell[0])
-        saved = _save(self._rollback) if self._rollback else None
+        state = self._state
+        # the values of explicit inputs with an update, before this call stores anything
+        before = [entry[0][0] for entry in state] if state else None
+        saved = saved_state = None
         try:
+            if kwargs or len(args) != self._n_explicit:
+                self._set_inputs(args, kwargs)
+            elif self.trust_input:
+                for cell, value in zip(self._input_cells, args):
+                    cell[0] = value
+            else:
+                self._filter_args(args)
+            for cell in self._protect:
+                cell[0] = _copy_value(cell[0])
+            if self._rollback:
+                saved = _save(self._rollback)
+            if before is not None:
+                saved_state = _save_state(state, before)
             self.vm()
             results = self._collect_outputs()
             if self._update_dst:
@@ -246,6 +289,11 @@ class Function:
         except BaseException:
             if saved is not None:
                 _restore(saved)
+            if before is not None:
+                for entry, value in zip(state, before):
+                    entry[0][0] = value
+                if saved_state:
+                    _restore(saved_state)
             raise
         if profile is not None:
             profile.record_call(time.perf_counter() - t0)
@@ -513,11 +561,16 @@ class Function:
 
     def __setstate__(self, state: dict) -> None:
         maker = state["maker"]
-        containers = maker.input_containers()  # relinks the rewritten graph: nothing to redo
-        for c, v in zip(containers, state["values"]):
-            c.storage[0] = v
-        vm, out_cells = maker.link(containers)
-        self.__init__(maker, containers, vm, out_cells)  # type: ignore[misc]
+        # relinks the rewritten graph (nothing to redo): a cell, a thunk and closures per
+        # node, none freed, which would make the cyclic collector sweep the growing heap
+        # again and again. The reference VM and pickle.loads already pause it; this holds
+        # for every linker and for a relink outside a load.
+        with gc_paused():
+            containers = maker.input_containers()
+            for c, v in zip(containers, state["values"]):
+                c.storage[0] = v
+            vm, out_cells = maker.link(containers)
+            self.__init__(maker, containers, vm, out_cells)  # type: ignore[misc]
         self.trust_input = state["trust_input"]
 
     def __str__(self) -> str:
@@ -562,6 +615,27 @@ def _calls_on_this_thread(frame: Any) -> list[Function]:
     return calls
 
 
+def _locks_of(calls: list[Function]) -> dict:
+    """``{lock: label}`` of the locks that ``calls`` (running) hold."""
+    held: dict = {}
+    for fn in calls:
+        lock = fn.__dict__.get("_lock")
+        if lock is not None:
+            held[lock] = f"the lock of {fn._label()}"
+        held.update(zip(fn._held, fn._held_labels))
+    return held
+
+
+def _locks_of_calls_on_this_thread() -> dict:
+    """The locks of the compiled calls running on this thread (for
+    :func:`arignote.graph.container.held_by_this_thread`: ``get_value``, ``set_value``
+    and ``locked`` waiting for a lock inside a call)."""
+    return _locks_of(_calls_on_this_thread(sys._getframe(1)))
+
+
+held_providers.append(_locks_of_calls_on_this_thread)
+
+
 def _after_fork_in_child() -> None:
     """Only the forking thread lives on in a forked child: a function another thread was
     calling would stay locked forever. Free every function lock but those of calls
@@ -577,12 +651,23 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _rollback_plan(vm: Any, fgraph: Any, input_storage: list[Container], n_in: int) -> list[tuple]:
-    """``(cell, copy_arrays)`` for each shared value that a node of the graph overwrites in
-    place, which a failed call must put back. A random generator is saved by its state (a
-    few numbers); an array is copied only if some node runs after the first node that
-    overwrites it (a failure there would leave it changed): an array updated in place by
-    the last node of the call costs nothing."""
+def _rollback_plan(
+    vm: Any, fgraph: Any, input_storage: list[Container], specs: list[Any]
+) -> tuple[list[tuple], list[tuple]]:
+    """What a failed call must put back: ``(shared, state)``.
+
+    ``shared``: ``(cell, copy_arrays)`` for each shared value that a node of the graph
+    overwrites in place. A random generator is saved by its state (a few numbers); an
+    array is copied only if some node runs after the first node that overwrites it (a
+    failure there would leave it changed): an array updated in place by the last node of
+    the call costs nothing.
+
+    ``state``: ``(cell, overwritten, copy_arrays)`` for each explicit input with an
+    update (``In(x, value=..., update=...)``), whose stored value is state like a shared
+    variable's: a failed call puts back the value it held (a value passed to the call
+    replaces it before the graph runs), and, when a node overwrites it in place, its
+    contents as for a shared value."""
+    n_in = len(specs)
     nodes = getattr(vm, "nodes", None)
     ordered = isinstance(nodes, list) and not getattr(vm, "lazy", False)
     if not ordered:
@@ -592,11 +677,17 @@ def _rollback_plan(vm: Any, fgraph: Any, input_storage: list[Container], n_in: i
         for ins in (getattr(node.op, "destroy_map", None) or {}).values():
             for i in ins:
                 first.setdefault(view_root(node.inputs[i]), k)
+    last = len(nodes) - 1
     plan = []
     for var, container in zip(fgraph.inputs[n_in:], input_storage[n_in:]):
         if var in first:
-            plan.append((container.storage, not ordered or first[var] < len(nodes) - 1))
-    return plan
+            plan.append((container.storage, not ordered or first[var] < last))
+    state = []
+    for spec, var, container in zip(specs, fgraph.inputs[:n_in], input_storage[:n_in]):
+        if getattr(spec, "update", None) is not None:
+            overwritten = var in first
+            state.append((container.storage, overwritten, overwritten and (not ordered or first[var] < last)))
+    return plan, state
 
 
 def _save(plan: list[tuple]) -> list[tuple]:
@@ -608,6 +699,25 @@ def _save(plan: list[tuple]) -> list[tuple]:
             saved.append((cell, value, value.bit_generator.state))
         elif copy_arrays:
             saved.append((cell, None, _copy_value(value)))
+    return saved
+
+
+def _save_state(state: list[tuple], before: list[Any]) -> list[tuple]:
+    """:func:`_save` for the explicit inputs with an update, whose values were ``before``
+    the call stored its arguments: contents are saved only when a node overwrites the
+    value in place and the cell still holds it (or a view of it); a value passed to the
+    call replaced it, so the old one is not touched, and putting its reference back is
+    enough."""
+    saved = []
+    for (cell, overwritten, copy_arrays), old in zip(state, before):
+        if not overwritten or old is None:
+            continue
+        value = cell[0]
+        if isinstance(old, np.random.Generator):
+            if value is old:
+                saved.append((cell, old, old.bit_generator.state))
+        elif copy_arrays and (value is old or (isinstance(old, np.ndarray) and _overlaps(old, value))):
+            saved.append((cell, None, _copy_value(old)))
     return saved
 
 

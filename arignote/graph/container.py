@@ -4,6 +4,15 @@ Every container has a re-entrant lock (``lock``) and a creation number (``order`
 a compiled function holds the locks of the shared variables it reads or updates for
 the whole of a call, taking them in ``order``, so two functions sharing variables can
 never deadlock, and ``get_value``/``set_value`` take the same lock.
+
+Nested calls break that order: a function called from inside another's call (from a
+Python Op's ``perform`` or a callback) takes its locks while the outer call holds its
+own, and inside ``with locked(a):`` a call takes its locks after ``a``'s. Two threads
+nesting in opposite orders would wait for each other forever. So a thread that finds a
+lock taken records, before it waits, which lock it waits for and which it holds
+(:func:`wait_for`); the thread whose wait would close a cycle raises
+:class:`DeadlockError` instead (its call changes nothing and frees its locks, so the
+other threads go on). Nothing is recorded on the uncontended path.
 """
 
 from __future__ import annotations
@@ -12,11 +21,20 @@ import itertools
 import os
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from arignote.graph.type import Type
 
-__all__ = ["Container", "lock_containers"]
+__all__ = [
+    "Container",
+    "DeadlockError",
+    "held_by_this_thread",
+    "held_in_locked_blocks",
+    "held_providers",
+    "lock_containers",
+    "wait_for",
+]
 
 #: creation numbers: locks are always taken in this order
 _order = itertools.count()
@@ -62,6 +80,21 @@ class Container:
     def value(self) -> Any:
         return self.storage[0]
 
+    def lock_label(self) -> str:
+        """How messages about this container's lock name it."""
+        return (
+            f"the lock of shared variable {self.name!r}"
+            if self.name
+            else "the lock of an unnamed shared variable"
+        )
+
+    def acquire(self) -> None:
+        """Take :attr:`lock` (for ``get_value``/``set_value``): at once if it is free,
+        else by :func:`wait_for`."""
+        lock = self.lock
+        if not lock.acquire(False):
+            wait_for(lock, self.lock_label(), held_by_this_thread(), "reading or setting a shared value")
+
     @value.setter
     def value(self, value: Any) -> None:
         if self.readonly:
@@ -89,37 +122,152 @@ class Container:
 
 class lock_containers:
     """``with lock_containers(containers):`` holds their locks (taken in the global
-    order, each once), so several values can be read or set as one step."""
+    order, each once), so several values can be read or set as one step. While the block
+    runs, the thread is known to hold them (a compiled call made inside waits for its
+    own locks with deadlock detection, see :func:`wait_for`)."""
 
-    __slots__ = ("_locks",)
+    __slots__ = ("_held", "_locks")
 
     def __init__(self, containers: Any):
         unique = {id(c): c for c in containers}
-        self._locks = [c.lock for c in sorted(unique.values(), key=lambda c: c.order)]
+        ordered = sorted(unique.values(), key=lambda c: c.order)
+        self._locks = [c.lock for c in ordered]
+        self._held = {c.lock: c.lock_label() for c in ordered}
 
     def __enter__(self) -> None:
-        taken = []
+        taken: dict = {}
         try:
-            for lock in self._locks:
-                lock.acquire()
-                taken.append(lock)
+            for lock, label in self._held.items():
+                if not lock.acquire(False):
+                    wait_for(lock, label, {**held_by_this_thread(), **taken}, "entering locked(...)")
+                taken[lock] = label
         except BaseException:
-            for lock in reversed(taken):
+            for lock in reversed(list(taken)):
                 lock.release()
             raise
+        stack = getattr(_tls, "held", None)
+        if stack is None:
+            stack = _tls.held = []
+        stack.append(self._held)
 
     def __exit__(self, *exc: Any) -> None:
+        stack = _tls.held
+        for k in range(len(stack) - 1, -1, -1):
+            if stack[k] is self._held:
+                del stack[k]
+                break
         for lock in reversed(self._locks):
             lock.release()
+
+
+# -- waiting with deadlock detection --------------------------------------------------------
+
+
+class DeadlockError(RuntimeError):
+    """A thread would wait forever for a lock: it waits for a lock held by a thread that
+    (through others, maybe) waits for a lock it holds. Raised instead of waiting."""
+
+
+#: per thread: ``held``, the ``{lock: label}`` of each ``locked(...)`` block it is inside
+_tls = threading.local()
+#: functions returning ``{lock: label}`` of more locks this thread holds (the compile
+#: layer adds the locks of the compiled calls running on the thread)
+held_providers: list[Callable[[], dict]] = []
+#: the threads waiting for a lock: ``{thread id: (lock, {lock: label} held, label of the
+#: lock, what the thread is doing, thread name)}``; changed under ``_waiting_lock``
+_waiting: dict[int, tuple] = {}
+_waiting_lock = threading.Lock()
+
+
+def held_in_locked_blocks() -> dict:
+    """``{lock: label}`` of the container locks the calling thread holds through the
+    ``locked(...)`` blocks it is inside."""
+    held: dict = {}
+    for block in getattr(_tls, "held", ()):
+        held.update(block)
+    return held
+
+
+def held_by_this_thread() -> dict:
+    """``{lock: label}`` of the container and function locks the calling thread holds
+    through ``locked(...)`` blocks and compiled calls running on it."""
+    held = held_in_locked_blocks()
+    for provider in held_providers:
+        held.update(provider())
+    return held
+
+
+def wait_for(lock: Any, label: str, held: dict, doing: str) -> None:
+    """Take ``lock`` (just found taken) for the calling thread, which holds ``held``
+    (``{lock: label}``), unless the wait would close a cycle of threads each waiting
+    for a lock the next holds: then raise :class:`DeadlockError` (``label`` names the
+    lock, ``doing`` what the thread is doing, for the message).
+
+    While it waits, the thread is registered with what it waits for and holds. Of the
+    threads forming a cycle, the last to start waiting sees the others registered (the
+    check and the registration are one step), so exactly one of them raises; a thread
+    registered waits for its lock, so what it holds cannot change meanwhile, which makes
+    a false alarm impossible."""
+    me = threading.get_ident()
+    with _waiting_lock:
+        cycle = _cycle(me, lock, held)
+        if cycle is not None:
+            raise DeadlockError(_deadlock_message(label, doing, cycle))
+        _waiting[me] = (lock, held, label, doing, threading.current_thread().name)
+    try:
+        lock.acquire()
+    finally:
+        with _waiting_lock:
+            _waiting.pop(me, None)
+
+
+def _cycle(me: int, lock: Any, held: dict) -> list[tuple] | None:
+    """The chain of waiting threads from the holder of ``lock`` back to a thread waiting
+    for a lock in ``held`` (``[(thread entry, label of the lock it holds that the
+    previous one waits for), ...]``), or None when the chain ends at a thread that is
+    not waiting (it will release its locks)."""
+    chain: list[tuple] = []
+    want, seen = lock, set()
+    while True:
+        holder = next((t for t, entry in _waiting.items() if t != me and want in entry[1]), None)
+        if holder is None or holder in seen:
+            return None
+        seen.add(holder)
+        entry = _waiting[holder]
+        chain.append((entry, entry[1][want]))
+        want = entry[0]
+        if want in held:
+            return chain
+
+
+def _deadlock_message(label: str, doing: str, chain: list[tuple]) -> str:
+    me = threading.current_thread().name
+    steps = [f"thread {me!r} ({doing}) needs {label}, held by"]
+    for k, ((_, _, their_label, their_doing, name), _) in enumerate(chain):
+        last = k == len(chain) - 1
+        steps.append(
+            f"thread {name!r}, which ({their_doing}) waits for {their_label}, held by"
+            + (f" thread {me!r}." if last else "")
+        )
+    return (
+        "Deadlock avoided: " + " ".join(steps) + " Calls nested in opposite orders on two threads "
+        "(a function called from inside another's call, by a Python Op's perform or a "
+        "callback, or inside `with locked(...)`) would wait for each other forever, so this "
+        "call is refused and changes nothing. Make the nested calls in one order on every "
+        "thread, or take the outer locks first (`with locked(a, b):`)."
+    )
 
 
 def _after_fork_in_child() -> None:
     """In a forked child only the forking thread survives: the locks other threads held
     would stay locked forever. Free them (those the forking thread holds it releases)."""
+    global _waiting_lock
     for container in list(_live):
         lock = container.lock
         if not lock._is_owned():
             lock._at_fork_reinit()
+    _waiting.clear()  # the waiting threads do not exist in the child
+    _waiting_lock = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):

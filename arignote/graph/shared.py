@@ -35,7 +35,9 @@ class SharedVariable(Variable):
     Thread safety: ``get_value``, ``set_value`` and every compiled call that reads or
     updates the variable hold its container's lock, so each sees the value before or
     after a call, never one half-way; :func:`locked` holds several variables' locks at
-    once (to set two values that belong together).
+    once (to set two values that belong together). Waits that would never end (calls
+    nested in opposite orders on two threads) raise
+    :class:`~arignote.graph.container.DeadlockError` instead.
     """
 
     #: graph_inputs that carry a value are not explicit function inputs
@@ -69,9 +71,12 @@ class SharedVariable(Variable):
     def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> Any:
         """The current value (a copy unless ``borrow``)."""
         container = self.container
-        with container.lock:  # a call that updates the value in place is not half-way
+        container.acquire()  # a call that updates the value in place is not half-way
+        try:
             value = container.storage[0]
             return value if borrow else copy.deepcopy(value)
+        finally:
+            container.lock.release()
 
     def set_value(self, new_value: Any, borrow: bool = False) -> None:
         """Set the value (filtered through the Type; copied unless ``borrow``).
@@ -103,8 +108,11 @@ class SharedVariable(Variable):
 
     def _store(self, value: Any) -> None:
         container = self.container
-        with container.lock:
+        container.acquire()
+        try:
             container.storage[0] = value
+        finally:
+            container.lock.release()
 
     def _label(self) -> str:
         """How messages name this variable: its name, else its Type and where it was made."""
@@ -121,9 +129,13 @@ class SharedVariable(Variable):
 
     def zero(self, borrow: bool = False) -> None:
         """Set the value to zeros of the same shape."""
-        with self.container.lock:
-            value = self.container.storage[0]
+        container = self.container
+        container.acquire()
+        try:
+            value = container.storage[0]
             self._store(self._filtered(value * 0 if borrow else copy.deepcopy(value) * 0))
+        finally:
+            container.lock.release()
 
     def clone(self, **kwargs: Any) -> SharedVariable:
         """A copy sharing the same container (so the same value)."""

@@ -210,3 +210,27 @@ def test_pickling_a_deep_graph_with_gc_off_leaves_it_off():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_relinking_a_loaded_function_pauses_the_collector(monkeypatch):
+    # the relink allocates a cell, a thunk and closures per node and frees none: the
+    # collector is paused for it, by any linker and outside pickle.loads too
+    from arignote.compile.executor import Function
+    from arignote.compile.maker import FunctionMaker
+
+    x = pt.dvector("x")
+    f = function([x], pt.exp(x) + 1, name="relinked")
+    seen = []
+    link = FunctionMaker.link
+
+    def spy(self, containers):
+        seen.append(gc.isenabled())
+        return link(self, containers)
+
+    monkeypatch.setattr(FunctionMaker, "link", spy)
+    g = Function.__new__(Function)
+    g.__setstate__(f.__getstate__())  # a relink outside a load
+    h = pickle.loads(pickle.dumps(f))
+    assert seen == [False, False] and gc.isenabled()
+    for fn in (g, h):
+        np.testing.assert_allclose(fn(np.zeros(2)), [2.0, 2.0])

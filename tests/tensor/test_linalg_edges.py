@@ -12,7 +12,7 @@ import arignote.tensor as pt
 from arignote import function, grad
 from arignote.gradient import Rop, hessian, verify_grad
 from arignote.tensor.linalg.inverse import Cofactor, cofactor_matrix
-from arignote.tensor.linalg.solve import Solve, SolveTriangular
+from arignote.tensor.linalg.solve import CholeskySolve, Solve, SolveTriangular
 
 RNG = np.random.default_rng(20240611)
 
@@ -222,7 +222,10 @@ def test_the_gradient_of_solve_follows_the_choice():
 def test_on_error_is_a_prop():
     assert Solve() == Solve(on_error="raise") != Solve(on_error="nan")
     assert hash(Solve(on_error="nan")) == hash(Solve(on_error="nan"))
-    assert SolveTriangular() == SolveTriangular(on_error="nan") != SolveTriangular(on_error="raise")
+    assert SolveTriangular() == SolveTriangular(on_error="raise") != SolveTriangular(on_error="nan")
+    assert CholeskySolve() == CholeskySolve(on_error="raise") != CholeskySolve(on_error="nan")
+    assert str(SolveTriangular(b_ndim=1)) == "SolveTriangular{lower=False, b_ndim=1}"
+    assert "on_error='nan'" in str(CholeskySolve(on_error="nan"))
     assert str(Solve(b_ndim=1)) == "Solve{gen, lower=False, b_ndim=1}"
     assert "on_error='nan'" in str(Solve(on_error="nan"))
     assert pickle.loads(pickle.dumps(Solve(on_error="nan"))) == Solve(on_error="nan")
@@ -230,3 +233,52 @@ def test_on_error_is_a_prop():
         Solve(on_error="ignore")
     with pytest.raises(ValueError, match="on_error must be 'raise' or 'nan'"):
         pt.linalg.solve(pt.dmatrix(), pt.dvector(), on_error="warn")
+
+
+# -- every solver raises on a singular matrix by default, as SciPy and PyTensor do --------
+
+
+def test_solve_triangular_raises_by_default_naming_the_op():
+    a, b = pt.dmatrix("a"), pt.dvector("b")
+    zero_diag = np.array([[1.0, 0.0], [1.0, 0.0]])
+    f = function([a, b], pt.linalg.solve_triangular(a, b, lower=True))
+    with pytest.raises(np.linalg.LinAlgError, match=r"SolveTriangular\{lower=True.*is singular"):
+        f(zero_diag, np.ones(2))
+    with pytest.raises(np.linalg.LinAlgError, match="on_error='nan'"):  # says how to get NaNs
+        f(zero_diag, np.ones(2))
+    for trans in (0, 1):  # the transposed solve too
+        g = function([a, b], pt.linalg.solve_triangular(a, b, lower=True, trans=trans))
+        with pytest.raises(np.linalg.LinAlgError, match="SolveTriangular"):
+            g(zero_diag, np.ones(2))
+    # a unit diagonal is never singular: the zero is not read
+    h = function([a, b], pt.linalg.solve_triangular(a, b, lower=True, unit_diagonal=True))
+    np.testing.assert_allclose(h(zero_diag, np.ones(2)), [1.0, 0.0])
+    nan = function([a, b], pt.linalg.solve_triangular(a, b, lower=True, on_error="nan"))
+    assert np.isnan(nan(zero_diag, np.ones(2))).all()
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_cho_solve_raises_by_default_naming_the_op(lower):
+    c, b = pt.dmatrix("c"), pt.dmatrix("b")
+    factor = np.array([[2.0, 0.0], [1.0, 0.0]]) if lower else np.array([[2.0, 1.0], [0.0, 0.0]])
+    f = function([c, b], pt.linalg.cho_solve((c, lower), b))
+    with pytest.raises(np.linalg.LinAlgError, match=r"CholeskySolve\{.*is singular.*on_error='nan'"):
+        f(factor, np.ones((2, 3)))
+    nan = function([c, b], pt.linalg.cho_solve((c, lower), b, on_error="nan"))
+    assert np.isnan(nan(factor, np.ones((2, 3)))).all()
+    good = np.array([[2.0, 0.0], [1.0, 3.0]])
+    good = good if lower else good.T
+    a = good @ good.T if lower else good.T @ good
+    np.testing.assert_allclose(f(good, np.ones((2, 3))), np.linalg.solve(a, np.ones((2, 3))))
+
+
+def test_a_batch_of_triangular_systems_with_one_singular():
+    a, b = pt.dtensor3("a"), pt.dmatrix("b")
+    stack = np.stack([np.eye(2), np.array([[1.0, 0.0], [1.0, 0.0]]), 2 * np.eye(2)])
+    with pytest.raises(np.linalg.LinAlgError, match="is singular"):
+        function([a, b], pt.linalg.solve_triangular(a, b, lower=True, b_ndim=1))(stack, np.ones((3, 2)))
+    out = function([a, b], pt.linalg.solve_triangular(a, b, lower=True, b_ndim=1, on_error="nan"))(
+        stack, np.ones((3, 2))
+    )
+    np.testing.assert_allclose(out[0], [1.0, 1.0])
+    assert np.isnan(out[1]).all()

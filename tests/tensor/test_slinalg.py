@@ -267,7 +267,14 @@ def test_solve_triangular_errors() -> None:
         solve_triangular(mat("a"), pt.dvector("b"), trans=3)
     a, b = mat("a"), pt.dvector("b")
     zero_diag = np.array([[0.0, 0.0], [1.0, 1.0]])
-    assert np.isnan(ev(solve_triangular(a, b, lower=True), {a: zero_diag, b: np.ones(2)})).all()
+    # a singular matrix raises by default, as scipy.linalg.solve_triangular does
+    with pytest.raises(np.linalg.LinAlgError, match=r"SolveTriangular.*is singular"):
+        ev(solve_triangular(a, b, lower=True), {a: zero_diag, b: np.ones(2)})
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        sl.solve_triangular(zero_diag, np.ones(2), lower=True)
+    assert np.isnan(
+        ev(solve_triangular(a, b, lower=True, on_error="nan"), {a: zero_diag, b: np.ones(2)})
+    ).all()
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])

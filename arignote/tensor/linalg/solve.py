@@ -61,7 +61,8 @@ class SolveBase(Op):
     """
 
     __props__: tuple[str, ...] = ("lower", "b_ndim", "on_error")
-    default_on_error = "nan"
+    #: as SciPy and PyTensor: a system that cannot be solved raises
+    default_on_error = "raise"
 
     def __init__(self, *, lower: bool = False, b_ndim: int = 2, on_error: str | None = None):
         if b_ndim not in (1, 2):
@@ -201,7 +202,6 @@ class Solve(SolveBase):
     """
 
     __props__ = ("assume_a", "lower", "b_ndim", "on_error")
-    default_on_error = "raise"
 
     def __init__(
         self, *, assume_a: str = "gen", lower: bool = False, b_ndim: int = 2, on_error: str | None = None
@@ -245,7 +245,9 @@ class Solve(SolveBase):
 class SolveTriangular(SolveBase):
     """``x`` with ``A x = b`` for a triangular ``A`` (the triangle ``lower`` names is read;
     with ``unit_diagonal`` the diagonal is taken to be ones and not read). A zero on the
-    diagonal gives NaNs (``on_error="nan"``, the default) or raises (``"raise"``).
+    diagonal raises ``numpy.linalg.LinAlgError`` naming the Op (``on_error="raise"``, the
+    default, as ``scipy.linalg.solve_triangular`` and PyTensor do) or gives NaNs
+    (``on_error="nan"``).
     """
 
     __props__ = ("lower", "unit_diagonal", "b_ndim", "on_error")
@@ -286,12 +288,23 @@ class SolveTriangular(SolveBase):
 
 class CholeskySolve(SolveBase):
     """``x`` with ``A x = b`` where ``A = C C^T`` (``lower=True``) or ``C^T C``, given the
-    Cholesky factor ``C`` (only its triangle on that side is read)."""
+    Cholesky factor ``C`` (only its triangle on that side is read). A factor with a zero
+    on its diagonal (``A`` singular) raises ``numpy.linalg.LinAlgError`` naming the Op
+    (``on_error="raise"``, the default, as for :class:`Solve` and
+    :class:`SolveTriangular`) or gives NaNs (``on_error="nan"``); LAPACK's ``potrs``
+    does not check, so the diagonal is checked here (``scipy.linalg.cho_solve`` would
+    return infinities)."""
 
     __props__ = ("lower", "b_ndim", "on_error")
 
     def _solve(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        zeros = np.flatnonzero(np.diagonal(a) == 0)
+        if zeros.size:
+            raise np.linalg.LinAlgError(f"singular matrix: zero at diagonal position {int(zeros[0])}")
         return scipy.linalg.cho_solve((a, self.lower), b, check_finite=False)
+
+    def _failure(self) -> str:
+        return "(a Cholesky factor) is singular (a zero on its diagonal)"
 
     def _transpose_solve(self, a: Variable, y: Variable) -> Variable:
         return self(a, y)  # A is symmetric
@@ -381,14 +394,15 @@ def solve_triangular(
     unit_diagonal: bool = False,
     check_finite: bool = True,
     b_ndim: int | None = None,
-    on_error: str = "nan",
+    on_error: str = "raise",
 ) -> Variable:
     """``x`` with ``a @ x = b`` for a triangular ``a``, like ``scipy.linalg.solve_triangular``.
 
     ``lower`` says which triangle of ``a`` is read; ``trans`` solves ``a x = b`` (0 or
     ``'N'``), ``a^T x = b`` (1 or ``'T'``) or ``a^H x = b`` (2 or ``'C'``);
-    ``unit_diagonal`` takes the diagonal to be ones. A zero on the diagonal gives NaNs
-    (``on_error="nan"``) or raises ``numpy.linalg.LinAlgError`` (``on_error="raise"``).
+    ``unit_diagonal`` takes the diagonal to be ones. A zero on the diagonal (a singular
+    ``a``) raises ``numpy.linalg.LinAlgError`` naming the Op (``on_error="raise"``, the
+    default, as SciPy and PyTensor do); ``on_error="nan"`` gives NaNs instead.
 
     >>> import numpy as np
     >>> import arignote.tensor as pt
@@ -411,9 +425,14 @@ def solve_triangular(
     return apply_core(op, a, b)
 
 
-def cho_solve(c_and_lower: tuple[Any, bool], b: Any, *, b_ndim: int | None = None) -> Variable:
+def cho_solve(
+    c_and_lower: tuple[Any, bool], b: Any, *, b_ndim: int | None = None, on_error: str = "raise"
+) -> Variable:
     """``x`` with ``A x = b``, given ``(c, lower)``: the Cholesky factor ``c`` of ``A``
-    (as :func:`cholesky` returns it) and which triangle it is in.
+    (as :func:`cholesky` returns it) and which triangle it is in. A factor with a zero on
+    its diagonal (a singular ``A``) raises ``numpy.linalg.LinAlgError`` naming the Op
+    (``on_error="raise"``, the default, like :func:`solve` and :func:`solve_triangular`);
+    ``on_error="nan"`` gives NaNs instead.
 
     >>> import numpy as np
     >>> import arignote.tensor as pt
@@ -429,4 +448,4 @@ def cho_solve(c_and_lower: tuple[Any, bool], b: Any, *, b_ndim: int | None = Non
             f"cho_solve: the first argument must be a pair (c, lower), got {c_and_lower!r}"
         ) from None
     c, b, core = _solve_inputs(c, b, b_ndim, "cho_solve")
-    return apply_core(CholeskySolve(lower=bool(lower), b_ndim=core), c, b)
+    return apply_core(CholeskySolve(lower=bool(lower), b_ndim=core, on_error=on_error), c, b)

@@ -277,9 +277,13 @@ def apply_node_rewriters(
         return 0
     count = 0
     nodes = fgraph.toposort()
+    budget = max_passes * max(1, len(nodes))
+    for_op = rules.for_op
+    # only the nodes some rule tracks: a stage whose rules concern a few Ops costs one
+    # index look-up per other node
+    nodes = [n for n in nodes if for_op(n.op)]
     worklist = deque(reversed(nodes) if order == "out_to_in" else nodes)
     queued = set(worklist)
-    budget = max_passes * max(1, len(worklist))
     imported = _ImportedNodes()
     fgraph.attach_feature(imported)
     try:
@@ -344,7 +348,7 @@ def _rewrite_one(
         for _, new in pairs:
             fresh.extend(_new_nodes(fgraph, new))
         for new_node in fresh:
-            if new_node not in queued:
+            if new_node not in queued and rules.for_op(new_node.op):
                 worklist.append(new_node)
                 queued.add(new_node)
         return 1

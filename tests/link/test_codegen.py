@@ -41,7 +41,8 @@ def test_fast_run_links_generated_python_and_the_vm_stays_available():
     assert repr(PyGenLinker(allow_gc=False)) == "PyGenLinker(allow_gc=False)"
     x = pt.dvector("x")
     f = function([x], pt.exp(x) + 1)
-    assert callable(f.vm) and "def run():" in f.vm.source
+    assert callable(f.vm) and f.vm.source.startswith("def run():")
+    assert f.vm.__globals__["_in_x"] is f.input_storage[0].storage  # its names
     assert not isinstance(f.vm, VM) and f.vm.lazy is False
     assert f.vm.storage_map[f.maker.fgraph.inputs[0]] is f.input_storage[0].storage
     assert f.output_storage[0] is f.vm.storage_map[f.maker.fgraph.outputs[0]]
@@ -68,22 +69,20 @@ def test_source_of_a_small_elemwise_graph():
     f = function([x, y], pt.exp(x) * y, mode=RAW)
     assert f.vm.source == _golden(
         """
-        def _make(_in_x, _in_y, _float64, _finish, _exp, _ndarray, _type, _check1, _node1, _multiply, _out0, _fail):
-            def run():
-                try:
-                    x = _in_x[0]
-                    y = _in_y[0]
-                    t0 = _exp(x)  # Exp
-                    if _type(t0) is not _ndarray or t0.dtype is not _float64: t0 = _finish(t0, (x,), _float64, 1, None)
-                    if t0.shape != y.shape: _check1(_node1, [t0, y])
-                    t1 = _multiply(t0, y)  # Mul
-                    if _type(t1) is not _ndarray or t1.dtype is not _float64: t1 = _finish(t1, (t0, y), _float64, 1, None)
-                    del t0
-                    _out0[0] = t1
-                except Exception as _err:
-                    _fail(_err)
-                    raise
-            return run
+        def run():
+            try:
+                x = _in_x[0]
+                y = _in_y[0]
+                t0 = _exp(x)  # Exp
+                if _type(t0) is not _ndarray or t0.dtype is not _float64: t0 = _finish(t0, (x,), _float64, 1, None)
+                if t0.shape != y.shape: _check1(_node1, [t0, y])
+                t1 = _multiply(t0, y)  # Mul
+                if _type(t1) is not _ndarray or t1.dtype is not _float64: t1 = _finish(t1, (t0, y), _float64, 1, None)
+                del t0
+                _out0[0] = t1
+            except Exception as _err:
+                _fail(_err)
+                raise
         """
     )
     np.testing.assert_allclose(f([0.0, 1.0], [2.0, 3.0]), [2.0, 3 * np.e])
@@ -98,17 +97,15 @@ def test_source_with_a_constant_does_not_hold_its_value():
         == g.vm.source
         == _golden(
             """
-        def _make(_in_s, _k, _float64, _finish, _add, _ndarray, _type, _out0, _fail):
-            def run():
-                try:
-                    s = _in_s[0]
-                    t0 = _add(s, _k, out=...)  # Add
-                    if _type(t0) is not _ndarray or t0.dtype is not _float64: t0 = _finish(t0, (s, _k), _float64, 0, None)
-                    _out0[0] = t0
-                except Exception as _err:
-                    _fail(_err)
-                    raise
-            return run
+        def run():
+            try:
+                s = _in_s[0]
+                t0 = _add(s, _k, out=...)  # Add
+                if _type(t0) is not _ndarray or t0.dtype is not _float64: t0 = _finish(t0, (s, _k), _float64, 0, None)
+                _out0[0] = t0
+            except Exception as _err:
+                _fail(_err)
+                raise
         """
         )
     )
@@ -122,22 +119,44 @@ def test_source_of_a_multi_output_node():
     f = function([a, b], add(q, r), mode=RAW)
     assert f.vm.source == _golden(
         """
-        def _make(_in_a, _in_b, _out0, _thunk0, _s_0_0, _s_0_1, _unset, _node0, _thunk1, _node1, _fail):
-            def run():
-                try:
-                    _out0[0] = None
-                    _thunk0()  # DivMod
-                    if _s_0_0[0] is None or _s_0_1[0] is None: _unset(_node0, [_s_0_0, _s_0_1])
-                    _thunk1()  # add
-                    if _out0[0] is None: _unset(_node1, [_out0])
-                    _s_0_0[0] = _s_0_1[0] = None
-                except Exception as _err:
-                    _fail(_err)
-                    raise
-            return run
+        def run():
+            try:
+                _out0[0] = None
+                _thunk0()  # DivMod
+                if _s_0_0[0] is None or _s_0_1[0] is None: _unset(_node0, [_s_0_0, _s_0_1])
+                _thunk1()  # add
+                if _out0[0] is None: _unset(_node1, [_out0])
+                _s_0_0[0] = _s_0_1[0] = None
+            except Exception as _err:
+                _fail(_err)
+                raise
         """
     )
     assert f(7.0, 2.0) == 4.0
+
+
+def test_source_of_a_chain_reuses_dead_names_and_checks_only_unproven_results():
+    x = pt.dvector("x")
+    f = function([x], pt.exp(pt.sin(x)).sum(), mode=RAW)
+    assert f.vm.source == _golden(
+        """
+        def run():
+            try:
+                x = _in_x[0]
+                _out0[0] = None
+                t0 = _sin(x)  # Sin
+                if _type(t0) is not _ndarray or t0.dtype is not _float64: t0 = _finish(t0, (x,), _float64, 1, None)
+                t0 = _exp(t0)  # Exp
+                _s_t0[0] = t0
+                _thunk2()  # Sum{axes=None}
+                del t0
+                _s_t0[0] = None
+            except Exception as _err:
+                _fail(_err)
+                raise
+        """
+    )
+    assert float(f(np.zeros(3))) == 3.0
 
 
 def test_a_graph_with_ifelse_has_no_source_and_keeps_its_laziness():

@@ -16,9 +16,12 @@ per node, and compiles it. Values flow between nodes as local variables of that 
   VM's garbage collection drops it, so memory stays what the VM gives.
 
 Constants, ufuncs, thunks, cells and dtypes are never written into the source: they are
-parameters of a factory function (``_make(...)``) whose closure the generated ``run``
-reads, so the source depends on the graph's structure only (the compiled code is shared by
-graphs of the same shape, e.g. ``x + 1`` and ``x + 2``), never on a constant's value.
+names (``_k``, ``_exp``, ``_thunk3``, ``_in_x``, ``_out0``, ...) of the function's own
+namespace (``f.vm.__globals__``), so the source depends on the graph's structure only (the
+compiled code is shared by graphs of the same shape, e.g. ``x + 1`` and ``x + 2``), never
+on a constant's value. A call on inputs proven to be ndarrays of their Types' dtypes (the
+results of earlier written-out calls, array constants) needs no check of its result, and
+its output takes the name of an input that dies there (``t0 = _exp(t0)``).
 Locals are named after the graph's Variables where their names are identifiers.
 
 The runner :meth:`PyGenLinker.make_vm` returns is the generated function itself; it carries
@@ -58,12 +61,17 @@ from arignote.tensor.elemwise import Elemwise
 
 __all__ = ["PyGenLinker", "generate_source"]
 
-#: compiled factories by source: graphs of the same shape share one (constants, callees
-#: and cells are the factory's arguments, never part of the source)
-_FACTORY_CACHE: dict[str, Any] = {}
-_FACTORY_CACHE_SIZE = 256
+#: compiled code by source: graphs of the same shape share it (constants, callees and
+#: cells are names of each function's own namespace, never part of the source)
+_CODE_CACHE: dict[str, Any] = {}
+_CODE_CACHE_SIZE = 256
 
 _ndarray = np.ndarray
+
+#: NumPy >= 2 chooses a ufunc's loop from the inputs' dtypes alone (NEP 50), as the
+#: backend's ``resolve_dtypes`` did: the result of a call on ndarrays of the dtypes it was
+#: chosen for has the output's dtype
+_DTYPE_RULES = int(np.__version__.split(".")[0]) >= 2
 
 
 class PyGenLinker(MetaObject):
@@ -158,10 +166,15 @@ class _Generator:
         self.allow_gc = allow_gc
         self.params: dict[str, Any] = {}  # factory parameter name -> value
         self._param_of: dict[int, str] = {}  # id(value) -> its parameter name
+        self._next_suffix: dict[str, int] = {}
         self.used_names: set[str] = set()
         self.local: dict[Variable, str] = {}  # Variables bound to a local now (name)
-        self.names: dict[str, Variable] = {}  # every local the function binds -> its Variable
-        self.names_of: dict[Variable, str] = {}
+        self.names_of: dict[Variable, str] = {}  # the first local name of each Variable
+        self.args: dict[Apply, list[str]] = {}  # a written-out node -> its inputs' expressions
+        # Variables known to hold an ndarray of exactly their Type's dtype and rank: a
+        # written-out call on such inputs needs no check of its result (NumPy >= 2 picks a
+        # ufunc's loop by dtypes alone, which is how the backend chose the call)
+        self.proven: set[Variable] = set()
         self.position = {v: (k, j) for k, n in enumerate(nodes) for j, v in enumerate(n.outputs)}
         self.cell_hints: dict[Variable, str] = {}
         for j, var in enumerate(fgraph.outputs):
@@ -175,14 +188,18 @@ class _Generator:
 
     # -- names ----------------------------------------------------------------------------
 
-    def param(self, value: Any, hint: str) -> str:
-        """The factory parameter holding ``value`` (one per distinct object)."""
+    def param(self, value: Any, hint: str | Callable[[], str]) -> str:
+        """The factory parameter holding ``value`` (one per distinct object), named after
+        ``hint`` (or what it returns: a name computed only for a new parameter)."""
         name = self._param_of.get(id(value))
         if name is None:
+            if callable(hint):
+                hint = hint()
             base = "_" + (_NOT_WORD.sub("_", hint) or "p")
-            name, k = base, 1
+            name, k = base, self._next_suffix.get(base, 1)
             while name in self.params:
                 name, k = f"{base}{k}", k + 1
+            self._next_suffix[base] = k
             self.params[name] = value
             self._param_of[id(value)] = name
         return name
@@ -193,9 +210,10 @@ class _Generator:
         base = _NOT_WORD.sub("_", var.name or "").lstrip("_")
         if not base or not base.isidentifier() or keyword.iskeyword(base) or base[0].isdigit():
             base = default
-        name, k = base, 1
+        name, k = base, self._next_suffix.get(base, 1)
         while name in self.used_names or keyword.iskeyword(name):
             name, k = f"{base}_{k}", k + 1
+        self._next_suffix[base] = k
         self.used_names.add(name)
         return name
 
@@ -221,8 +239,7 @@ class _Generator:
 
     def bind(self, var: Variable, name: str) -> None:
         self.local[var] = name
-        self.names[name] = var
-        self.names_of[var] = name
+        self.names_of.setdefault(var, name)
 
     def emit(self, line: str, k: int | None) -> None:
         self.lines.append((line, k))
@@ -349,23 +366,49 @@ class _Generator:
                 return ("body", body, dims, otype.numpy_dtype, otype.ndim, False, False)
         return None
 
+    def _is_proven(self, var: Variable) -> bool:
+        if isinstance(var, Constant):
+            data = var.data
+            return type(data) is _ndarray and data.dtype == getattr(var.type, "numpy_dtype", None)
+        return var in self.proven
+
     def _write_direct(self, k: int, node: Apply, spec: tuple) -> None:
-        args = [self.ref(v) for v in node.inputs]
+        """The node's NumPy call on locals. Its result is checked (and given ``perform``'s
+        steps where it is unusual) as the backend's thunk does, unless every input is
+        proven (:attr:`proven`): the result then is an ndarray of the output's dtype, and
+        the output may take the name of an input that dies here (``t = f(t)``)."""
+        args = self.args[node] = [self.ref(v) for v in node.inputs]
         (out,) = node.outputs
-        name = self.fresh_local(out, f"t{k}")
-        odt = self.param(spec[3], f"{spec[3]}")
-        ondim = spec[4]
-        fin = self.param(_finish, "finish")
-        if spec[0] == "cast":
+        kind, odt_value, ondim = spec[0], spec[3], spec[4]
+        proven = (
+            _DTYPE_RULES
+            and (kind != "call" or spec[5] or ondim > 0)
+            and all(self._is_proven(v) for v in node.inputs)
+        )
+        name = None
+        if proven and self.allow_gc and not _identifier(out.name):
+            for v in node.inputs:  # an input whose value dies here lends its name
+                if self.last_use.get(v) == k and v in self.local and v not in self.cell_holds:
+                    name = self.local.pop(v)
+                    break
+        if name is None:
+            name = self.fresh_local(out, f"t{k}")
+        odt = self.param(odt_value, lambda: odt_value.name)
+        label = f"  # {_label(node)}"
+        if kind == "cast":
             (a,) = args
-            impl = self.param(spec[2], f"impl{k}")
-            nd = self.param(_ndarray, "ndarray")
-            ty = self.param(type, "type")
-            self.emit(
-                f"{name} = {a}.astype({odt}) if {ty}({a}) is {nd} else {fin}({impl}({a}), ({a},), {odt}, {ondim}, None)"
-                f"  # {_label(node)}",
-                k,
-            )
+            if proven:
+                self.emit(f"{name} = {a}.astype({odt}){label}", k)
+            else:
+                fin = self.param(_finish, "finish")
+                impl = self.param(spec[2], f"impl{k}")
+                nd = self.param(_ndarray, "ndarray")
+                ty = self.param(type, "type")
+                self.emit(
+                    f"{name} = {a}.astype({odt}) if {ty}({a}) is {nd} "
+                    f"else {fin}({impl}({a}), ({a},), {odt}, {ondim}, None){label}",
+                    k,
+                )
         else:
             _, fn, dims, _, _, zero_d, chain = spec
             if dims:
@@ -377,7 +420,7 @@ class _Generator:
                 )
                 check = self.param(node.op._check_runtime_broadcast, f"check{k}")
                 self.emit(f"if {test}: {check}({self.param(node, f'node{k}')}, [{a}, {b}])", k)
-            f = self.param(fn, getattr(fn, "__name__", None) or f"f{k}")
+            f = self.param(fn, lambda: getattr(fn, "__name__", None) or f"f{k}")
             tail = ", out=..." if zero_d else ""
             if chain:
                 expr = args[0]
@@ -386,16 +429,19 @@ class _Generator:
                 expr = f"{f}({expr}, {args[-1]}{tail})"
             else:
                 expr = f"{f}({', '.join(args)}{tail})"
-            self.emit(f"{name} = {expr}  # {_label(node)}", k)
-            nd = self.param(_ndarray, "ndarray")
-            ty = self.param(type, "type")
-            ins = f"({', '.join(args)}{',' if len(args) == 1 else ''})"
-            self.emit(
-                f"if {ty}({name}) is not {nd} or {name}.dtype is not {odt}: "
-                f"{name} = {fin}({name}, {ins}, {odt}, {ondim}, None)",
-                k,
-            )
+            self.emit(f"{name} = {expr}{label}", k)
+            if not proven:
+                fin = self.param(_finish, "finish")
+                nd = self.param(_ndarray, "ndarray")
+                ty = self.param(type, "type")
+                ins = f"({', '.join(args)}{',' if len(args) == 1 else ''})"
+                self.emit(
+                    f"if {ty}({name}) is not {nd} or {name}.dtype is not {odt}: "
+                    f"{name} = {fin}({name}, {ins}, {odt}, {ondim}, None)",
+                    k,
+                )
         self.bind(out, name)
+        self.proven.add(out)
         if not self.allow_gc:  # the values stay in their cells between calls, as the VM's
             self.emit(f"{self.cell(out)}[0] = {name}", k)
             self.cell_holds.add(out)
@@ -403,30 +449,28 @@ class _Generator:
     # -- compiling ------------------------------------------------------------------------
 
     def _compile(self) -> Callable:
-        params = list(self.params)
-        head = [f"def _make({', '.join(params)}):", "    def run():", "        try:"]
-        body = [f"            {line}" for line, _ in self.lines] or ["            pass"]
-        tail = [
-            "        except Exception as _err:",
-            "            _fail(_err)",
-            "            raise",
-            "    return run",
-        ]
-        # (_fail is the factory's last parameter, given below)
-        head[0] = f"def _make({', '.join([*params, '_fail'])}):"
+        head = ["def run():", "    try:"]
+        body = [f"        {line}" for line, _ in self.lines] or ["        pass"]
+        tail = ["    except Exception as _err:", "        _fail(_err)", "        raise"]
         text = "\n".join([*head, *body, *tail]) + "\n"
         self.source = text
         first = len(head) + 1  # line number of the first body line
         self.line_nodes = {first + i: self.nodes[k] for i, (_, k) in enumerate(self.lines) if k is not None}
-        make = _FACTORY_CACHE.get(text)
-        if make is None:
-            if len(_FACTORY_CACHE) >= _FACTORY_CACHE_SIZE:
-                _FACTORY_CACHE.pop(next(iter(_FACTORY_CACHE)))  # the oldest
-            namespace: dict = {}
-            exec(compile(text, "<arignote generated>", "exec"), namespace)
-            make = _FACTORY_CACHE[text] = namespace["_make"]
-        fail = _failure_hook(self.line_nodes, self.storage_map, self.names)
-        return make(*self.params.values(), fail)
+        code = _CODE_CACHE.get(text)
+        if code is None:
+            if len(_CODE_CACHE) >= _CODE_CACHE_SIZE:
+                _CODE_CACHE.pop(next(iter(_CODE_CACHE)))  # the oldest
+            code = _CODE_CACHE[text] = compile(text, "<arignote generated>", "exec")
+        # the names are the function's globals (a closure over many names costs CPython's
+        # compiler far more than global names, which 3.11 reads as fast)
+        namespace = {"__builtins__": __builtins__, **self.params}
+        namespace["_fail"] = _failure_hook(self.line_nodes, self.storage_map, self.args)
+        exec(code, namespace)
+        return namespace["run"]
+
+
+def _identifier(name: str | None) -> bool:
+    return bool(name) and name.isidentifier() and not keyword.iskeyword(name)
 
 
 def _label(node: Apply) -> str:
@@ -442,9 +486,10 @@ def _unset_output(node: Apply, cells: list[list]) -> None:
             raise ValueError(f"{node.op}.perform did not set output {i} of {node}")
 
 
-def _failure_hook(line_nodes: dict[int, Apply], storage_map: dict, names: dict) -> Callable:
+def _failure_hook(line_nodes: dict[int, Apply], storage_map: dict, args: dict) -> Callable:
     """``fail(err)``: add the VM's note (:func:`describe_node_failure`) naming the node
-    whose line raised ``err`` in the generated function."""
+    whose line raised ``err`` in the generated function (its inputs' values read from the
+    function's frame: ``args[k]``, the locals node ``k`` reads, or the cells)."""
 
     def fail(err: BaseException) -> None:
         tb = err.__traceback__
@@ -454,10 +499,8 @@ def _failure_hook(line_nodes: dict[int, Apply], storage_map: dict, names: dict) 
         if node is None:
             return
         frame_locals = tb.tb_frame.f_locals
-        by_var = {v: n for n, v in names.items()}
         values = []
-        for var in node.inputs:
-            name = by_var.get(var)
+        for var, name in zip(node.inputs, args.get(node) or [None] * len(node.inputs)):
             if name is not None and name in frame_locals:
                 values.append(frame_locals[name])
             else:

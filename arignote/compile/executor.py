@@ -49,8 +49,11 @@ class Function:
     updates of shared variables are one atomic step with respect to other calls and to
     ``get_value``/``set_value`` of those variables (``arignote.graph.shared.locked``
     holds several of them at once). Calling a function again from inside its own call
-    (from an Op's ``perform`` or a callback) raises a RuntimeError. In a child process
-    made by ``os.fork()``, locks held by the parent's other threads are released.
+    (from an Op's ``perform`` or a callback) raises a RuntimeError; calls nested in
+    opposite orders on two threads (A's call calls B while B's calls A), which would wait
+    for each other forever, raise ``arignote.graph.container.DeadlockError`` in one
+    thread (that call changes nothing) and the other goes on. In a child process made by
+    ``os.fork()``, locks held by the parent's other threads are released.
     """
 
     def __init__(self, maker: Any, input_storage: list[Container], vm: Any, output_storage: list[list]):

@@ -61,10 +61,11 @@ def function(
     reads and updates are one atomic step with respect to other calls and to
     ``get_value``/``set_value`` of those variables (``arignote.graph.shared.locked(a, b)``
     holds several at once, to set values that belong together). A function called again
-    from inside its own call (from an Op's ``perform`` or a callback) raises RuntimeError;
-    after ``os.fork()`` the child's functions and shared variables are not left locked by
+    from inside its own call (from an Op's ``perform`` or a callback) raises RuntimeError,
+    and nested calls that would wait for each other across threads raise
+    ``DeadlockError`` (a RuntimeError) in one of them instead of hanging; after ``os.fork()`` the child's functions and shared variables are not left locked by
     the parent's other threads. A call that raises leaves every shared variable (random
-    generators included) as it was.
+    generators included) and every ``In(x, value=..., update=...)`` state as it was.
     """
     if inputs is None:
         inputs = []

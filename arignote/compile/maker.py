@@ -83,16 +83,20 @@ class FunctionMaker:
         update_mapping = {n_out + k: fg_inputs.index(v) for k, (v, _) in enumerate(shared_updates)}
         base = n_out + len(shared_updates)
         update_mapping.update({base + k: idx for k, (idx, _) in enumerate(input_updates)})
-        self._check_unused(explicit, fg_outputs, on_unused_input)
         try:
             self.fgraph = FunctionGraph(fg_inputs, fg_outputs, clone=True, update_mapping=update_mapping)
         except MissingInputError as err:
+            used = set(ancestors(fg_outputs))  # (an unused input is reported first, as always)
+            self._check_unused(explicit, [v in used for v in explicit], on_unused_input)
             names = ", ".join(str(v) for v in explicit) or "none"
             raise MissingInputError(
                 f"{err}\nThe function's inputs are: {names}. Add the missing Variable to the inputs, "
                 "give it with givens, or make it a shared variable.",
                 variable=err.variable,
             ) from None
+        # the graph holds what the outputs need: an input is used when it has a client
+        clients = self.fgraph.clients
+        self._check_unused(explicit, [bool(clients.get(v)) for v in self.fgraph.inputs], on_unused_input)
         self._check_inplace()
         self.n_outputs = n_out
         self.shared_updates = shared_updates
@@ -103,12 +107,12 @@ class FunctionMaker:
         self.build_time = t_rewrite - t_start
         self.link_time = 0.0
 
-    def _check_unused(self, explicit: list[Variable], outputs: list[Variable], policy: str) -> None:
+    def _check_unused(self, explicit: list[Variable], used: list[bool], policy: str) -> None:
+        """``used[k]``: whether explicit input ``k`` is needed by the outputs."""
         if policy == "ignore" or not explicit:
             return
-        used = set(ancestors(outputs))
         for k, var in enumerate(explicit):
-            if var in used:
+            if used[k]:
                 continue
             msg = (
                 f"function() was given input {k} ({var}), which is not needed to compute the "

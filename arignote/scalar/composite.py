@@ -36,7 +36,7 @@ from arignote.graph.op import HasInnerGraph
 from arignote.scalar.op import ScalarOp
 from arignote.scalar.type import ScalarType, constant, discrete_types
 
-__all__ = ["Composite"]
+__all__ = ["Composite", "compile_body_source"]
 
 _INFIX = {
     "add": "+",
@@ -63,6 +63,18 @@ _MAX_STR = 300
 #: names bound in each body's own namespace), and CPython's compiler takes ~15 µs a line
 _CODE_CACHE: dict[str, Any] = {}
 _CODE_CACHE_SIZE = 512
+
+
+def compile_body_source(source: str) -> Any:
+    """The code object of a generated body's ``source``, compiled once per source text
+    (bounded cache): ``exec`` it in the body's own namespace."""
+    code = _CODE_CACHE.get(source)
+    if code is None:
+        if len(_CODE_CACHE) >= _CODE_CACHE_SIZE:
+            _CODE_CACHE.pop(next(iter(_CODE_CACHE)))  # the oldest
+        # (one file name for all: the source is shared by bodies of the same shape)
+        code = _CODE_CACHE[source] = compile(source, "<Composite body>", "exec")
+    return code
 
 
 class Composite(ScalarOp, HasInnerGraph):
@@ -354,13 +366,7 @@ class Composite(ScalarOp, HasInnerGraph):
         """The body as a Python function of the inputs (arrays or scalars), one line per
         inner node; ``resolve`` as for :meth:`_code_and_namespace` (None: ``impl``'s)."""
         source, namespace = self._code_and_namespace(resolve)
-        code = _CODE_CACHE.get(source)
-        if code is None:
-            if len(_CODE_CACHE) >= _CODE_CACHE_SIZE:
-                _CODE_CACHE.pop(next(iter(_CODE_CACHE)))  # the oldest
-            # (one file name for all: the source is shared by bodies of the same shape)
-            code = _CODE_CACHE[source] = compile(source, "<Composite body>", "exec")
-        exec(code, namespace)
+        exec(compile_body_source(source), namespace)
         return namespace["composite"]
 
     def _compile(self) -> Any:

@@ -16,7 +16,7 @@ from arignote import In, Mode, Out, function
 from arignote.compile.mode import FAST_RUN, predefined_linkers
 from arignote.graph.fg import FunctionGraph
 from arignote.ifelse import ifelse
-from arignote.link.python.codegen import PyGenLinker, generate_source
+from arignote.link.python.codegen import MAX_GENERATED_NODES, PyGenLinker, generate_source
 from arignote.link.vm import VM, VMLinker
 from arignote.tensor.special import softmax
 from tests.toy import add, divmod_op, double
@@ -47,6 +47,20 @@ def test_fast_run_links_generated_python_and_the_vm_stays_available():
     assert f.vm.storage_map[f.maker.fgraph.inputs[0]] is f.input_storage[0].storage
     assert f.output_storage[0] is f.vm.storage_map[f.maker.fgraph.outputs[0]]
     assert isinstance(function([x], pt.exp(x) + 1, mode=VM_MODE).vm, VM)
+
+
+def test_a_graph_over_the_size_limit_links_with_the_vm():
+    x = pt.dvector("x")
+    y = x
+    for _ in range(MAX_GENERATED_NODES // 2 + 1):
+        y = pt.exp(y) * x  # (fusion off: one node per op)
+    no_fusion = Mode(linker="pygen").excluding("fusion")
+    f = function([x], y, mode=no_fusion)
+    assert len(f.maker.fgraph.apply_nodes) > MAX_GENERATED_NODES and isinstance(f.vm, VM)
+    small = function([x], pt.exp(x) * x, mode=no_fusion)
+    assert not isinstance(small.vm, VM)
+    v = np.full(3, -30.0)
+    np.testing.assert_allclose(f(v), function([x], y, mode=VM_MODE)(v))
 
 
 def test_profiled_functions_and_lazy_graphs_run_on_the_vm():

@@ -3,7 +3,8 @@
 :func:`python_thunk` (a ``functools.singledispatch`` keyed by Op type) gives each node its
 thunk; its default is the Op's own ``make_thunk`` (``perform``, the slow path, unless the
 Op overrides ``make_thunk``). Op families with a faster Python thunk register it from here
-(:mod:`arignote.link.python.elemwise`: Elemwise, DimShuffle, CAReduce).
+(:mod:`~arignote.link.python.elemwise`, :mod:`~arignote.link.python.dimshuffle`,
+:mod:`~arignote.link.python.careduce`, :mod:`~arignote.link.python.blas`).
 
 :func:`has_fast_impl` and :func:`registered_ops` say what is covered; :func:`impl_name`
 what runs a node (``"python"``, ``"make_thunk"`` or ``"perform"``), which the profile and
@@ -19,6 +20,8 @@ True
 
 # (importing the module registers its thunks)
 from arignote.link.python import blas as blas
+from arignote.link.python import careduce as careduce
+from arignote.link.python import dimshuffle as dimshuffle
 from arignote.link.python import elemwise as elemwise
 from arignote.link.python.dispatch import (
     OWN_THUNK,

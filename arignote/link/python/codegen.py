@@ -36,8 +36,9 @@ demand-driven evaluation computes only the branch taken. The link layer cannot k
 lazy Op's input layout (``arignote.ifelse`` is a higher layer; a lazy thunk is opaque),
 and the VM's semantics (a node shared by branches of two IfElses computed once, the
 DestroyHandler's orderings across branches, values only an untaken branch used) would have
-to be re-derived for ``if``/``else`` blocks. So do profiling (``profile=...``) and a given
-``thunk_maker`` (DebugMode): both run the VM.
+to be re-derived for ``if``/``else`` blocks. So do profiling (``profile=...``), a given
+``thunk_maker`` (DebugMode) and graphs of more than :data:`MAX_GENERATED_NODES` nodes
+(their generated function would take longer to compile than it saves).
 """
 
 from __future__ import annotations
@@ -73,13 +74,19 @@ _ndarray = np.ndarray
 #: chosen for has the output's dtype
 _DTYPE_RULES = int(np.__version__.split(".")[0]) >= 2
 
+#: graphs with more nodes link with the VM: CPython compiles a generated function in
+#: time that grows faster than its length (a 30k-node gradient: 2.5 s against the VM's
+#: 0.56 s), while what a call saves (~0.3 µs a node) is small beside such graphs' work
+MAX_GENERATED_NODES = 1000
+
 
 class PyGenLinker(MetaObject):
     """Links a FunctionGraph into one generated Python function (see the module's doc).
 
     ``allow_gc``: drop intermediate values right after their last use (as
-    :class:`~arignote.link.vm.VMLinker`'s). Graphs with a lazy Op, profiled functions and
-    a ``thunk_maker`` run on the reference VM.
+    :class:`~arignote.link.vm.VMLinker`'s). Graphs with a lazy Op, graphs of more than
+    :data:`MAX_GENERATED_NODES` nodes, profiled functions and a ``thunk_maker`` run on
+    the reference VM.
     """
 
     __props__ = ("allow_gc",)
@@ -111,7 +118,7 @@ class PyGenLinker(MetaObject):
             nodes = fgraph.toposort()
             storage_map, compute_map = vm_linker.make_storage(fgraph, input_storage, nodes)
             thunks = vm_linker.make_thunks(nodes, storage_map, compute_map)
-            if any(getattr(t, "lazy", False) for t in thunks):
+            if len(nodes) > MAX_GENERATED_NODES or any(getattr(t, "lazy", False) for t in thunks):
                 return vm_linker.assemble(fgraph, nodes, thunks, storage_map, compute_map, no_recycling)
             gen = _Generator(fgraph, nodes, thunks, storage_map, no_recycling, self.allow_gc)
             runner = gen.build()
@@ -135,11 +142,14 @@ def _impl_of(node: Apply) -> str:
 
 def generate_source(fgraph: FunctionGraph, allow_gc: bool = True) -> str:
     """The source :class:`PyGenLinker` generates for ``fgraph`` (cells made for the
-    occasion; a graph with a lazy Op has none: it runs on the VM)."""
+    occasion; a graph with a lazy Op, or too large, has none: it runs on the VM)."""
     runner, _ = PyGenLinker(allow_gc).make_vm(fgraph, [[None] for _ in fgraph.inputs], [])
     source = getattr(runner, "source", None)
     if source is None:
-        raise ValueError("this graph runs on the reference VM (it has a lazy Op): no generated source")
+        raise ValueError(
+            "this graph runs on the reference VM (it has a lazy Op, or more than "
+            f"{MAX_GENERATED_NODES} nodes): no generated source"
+        )
     return source
 
 

@@ -1,5 +1,6 @@
-"""The Python backend's thunks for Elemwise, DimShuffle and CAReduce: per-node decisions
-taken once, at link time.
+"""The Python backend's thunks for Elemwise (those of DimShuffle and CAReduce are in
+:mod:`~arignote.link.python.dimshuffle` and :mod:`~arignote.link.python.careduce`):
+per-node decisions taken once, at link time.
 
 A compiled function calls each node's thunk on every call, and on small arrays the
 Python glue around the NumPy call is the cost (DESIGN.md section 3). So these thunks take
@@ -28,11 +29,11 @@ from arignote.graph.destroyhandler import view_root
 from arignote.graph.op import Op
 from arignote.link.python.dispatch import register_python_thunk
 from arignote.scalar import basic as psb
-from arignote.scalar.composite import Composite
+from arignote.scalar.composite import Composite, compile_body_source
 from arignote.scalar.op import ScalarOp
-from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
+from arignote.tensor.elemwise import Elemwise
 
-__all__ = ["careduce_thunk", "dimshuffle_thunk", "elemwise_thunk"]
+__all__ = ["elemwise_thunk"]
 
 _ndarray = np.ndarray
 
@@ -65,13 +66,6 @@ def _plain(base: type) -> Callable[[Op], bool]:
 
 
 _plain_elemwise = _plain(Elemwise)
-_plain_dimshuffle = _plain(DimShuffle)
-_plain_careduce_class = _plain(CAReduce)
-
-
-def _plain_careduce(op: Op) -> bool:
-    """CAReduce's thunk calls the scalar op's ufunc's ``reduce``: it needs a ufunc."""
-    return _plain_careduce_class(op) and isinstance(op.scalar_op.ufunc, np.ufunc)
 
 
 def _fast_thunk_allowed(
@@ -238,17 +232,24 @@ def _direct_call(sop: ScalarOp, in_dtypes: Sequence[np.dtype], out_dtype: np.dty
     return (kind, ufunc) if dt == out_dtype else None
 
 
+_resolve_memo: dict[tuple, tuple] = {}  # (id(op), dtypes...) -> (op, result): few ops per body
+
+
 def _resolve_inner(node: Apply) -> tuple[str, Any] | None:
     """How the fused body's function computes an inner node (see
     :meth:`Composite.compile_body`): a NumPy ufunc called directly where
     :func:`_direct_call` shows it is the same as the op's ``impl``, else ``impl``."""
-    direct = _direct_call(
-        node.op, [np.dtype(v.type.dtype) for v in node.inputs], np.dtype(node.outputs[0].type.dtype)
-    )
-    if direct is None:
-        return None
-    kind, fn = direct
-    return ("call", fn) if kind == "ufunc" else (kind, fn)
+    op = node.op
+    key = (id(op), *[v.type.dtype for v in node.inputs], node.outputs[0].type.dtype)
+    found = _resolve_memo.get(key)
+    if found is None or found[0] is not op:
+        direct = _direct_call(op, [np.dtype(d) for d in key[1:-1]], np.dtype(key[-1]))
+        if direct is not None and direct[0] == "ufunc":
+            direct = ("call", direct[1])
+        if len(_resolve_memo) > 10_000:
+            _resolve_memo.clear()
+        found = _resolve_memo[key] = (op, direct)
+    return found[1]
 
 
 def _composite_body(op: Elemwise) -> tuple[Any, tuple[bool, ...]]:
@@ -649,140 +650,6 @@ def _may_alias_any(value: np.ndarray, others: list) -> bool:
     return False
 
 
-@register_python_thunk(DimShuffle, accepts=_plain_dimshuffle)
-def dimshuffle_thunk(
-    op: DimShuffle,
-    node: Apply,
-    storage_map: dict,
-    compute_map: dict | None,
-    no_recycling: Sequence[Variable],
-    impl: str | None = None,
-) -> Any:
-    """A thunk making ``DimShuffle.perform``'s view, its steps chosen once for the node."""
-    if not _fast_thunk_allowed(_plain_dimshuffle, op, node, no_recycling, impl):
-        return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
-    op.prepare_node(node, storage_map, compute_map, "py")
-    in_cells = [storage_map[v] for v in node.inputs]
-    (i0,) = in_cells
-    out_cells = [storage_map[v] for v in node.outputs]
-    (o0,) = out_cells
-    (f0,) = _done_flags(node, compute_map)
-    perform = op.perform
-    perm = tuple(op.shuffle + op.drop)
-    n_keep = len(op.shuffle)
-    identity = op.shuffle == list(range(op.input_ndim))
-    n_aug = len(op.augment)
-
-    if op.input_ndim == 0 and not op.augment:  # perform hands a 0-d input on as it is
-
-        def view(x: np.ndarray) -> np.ndarray:
-            return x
-
-    elif op.augment and (op.input_ndim == 0 or (identity and not op.drop)):
-        # nothing moves: add the new length-1 dimensions (``np.expand_dims`` is a reshape)
-        if op.augment == list(range(n_aug)):  # on the left
-            ones = (1,) * n_aug
-
-            def view(x: np.ndarray) -> np.ndarray:
-                return x.reshape(ones + x.shape)
-
-        elif op.augment == list(range(op.input_ndim, op.input_ndim + n_aug)):  # on the right
-            ones = (1,) * n_aug
-
-            def view(x: np.ndarray) -> np.ndarray:
-                return x.reshape(x.shape + ones)
-
-        else:
-            order = [None if d == "x" else d for d in op.new_order]
-
-            def view(x: np.ndarray) -> np.ndarray:
-                sh = x.shape
-                return x.reshape([1 if d is None else sh[d] for d in order])
-
-    elif not op.drop and not op.augment:
-
-        def view(x: np.ndarray) -> np.ndarray:
-            return x.transpose(perm)
-
-    elif not op.augment:
-
-        def view(x: np.ndarray) -> np.ndarray:
-            res = x.transpose(perm)
-            return res.reshape(res.shape[:n_keep])
-
-    else:
-
-        def view(x: np.ndarray) -> np.ndarray:
-            res = x.transpose(perm)
-            if op.drop:
-                res = res.reshape(res.shape[:n_keep])
-            return np.expand_dims(res, op.augment)
-
-    def thunk() -> None:
-        x = i0[0]
-        if type(x) is _ndarray:
-            o0[0] = view(x)
-        else:
-            perform(node, [x], out_cells)  # (which sets the output, or raises)
-        f0[0] = True
-
-    thunk.sets_outputs = True
-    return _with_attrs(thunk, op, in_cells, out_cells)
-
-
-@register_python_thunk(CAReduce, accepts=_plain_careduce)
-def careduce_thunk(
-    op: CAReduce,
-    node: Apply,
-    storage_map: dict,
-    compute_map: dict | None,
-    no_recycling: Sequence[Variable],
-    impl: str | None = None,
-) -> Any:
-    """A thunk calling the scalar op's ufunc's ``reduce`` directly, with what
-    ``CAReduce.perform`` looks up resolved once for the node."""
-    if not _fast_thunk_allowed(_plain_careduce, op, node, no_recycling, impl):
-        return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
-    op.prepare_node(node, storage_map, compute_map, "py")
-    in_cells = [storage_map[v] for v in node.inputs]
-    (i0,) = in_cells
-    out_cells = [storage_map[v] for v in node.outputs]
-    (o0,) = out_cells
-    (f0,) = _done_flags(node, compute_map)
-    perform = op.perform
-    reduce = op.scalar_op.ufunc.reduce
-    axis = op.axis
-    acc = op.acc_dtype or None
-    odt = node.outputs[0].type.numpy_dtype
-    zero_d = node.outputs[0].type.ndim == 0 and _OUT_ELLIPSIS
-    no_identity = op.scalar_op.identity is None
-
-    def thunk() -> None:
-        x = i0[0]
-        if type(x) is not _ndarray or (no_identity and x.size == 0):
-            perform(node, [x], out_cells)  # (an empty reduction without identity raises)
-        else:
-            res = reduce(x, axis, acc, out=...) if zero_d else reduce(x, axis, acc)
-            if type(res) is not _ndarray or res.dtype is not odt:
-                res = np.asarray(res).astype(odt, copy=False)
-                if np.may_share_memory(res, x):
-                    res = res.copy()
-            o0[0] = res
-        f0[0] = True
-
-    # perform too sets its output (or raises), and copies a result that could alias x
-    thunk.sets_outputs = thunk.fresh_outputs = True
-    return _with_attrs(thunk, op, in_cells, out_cells)
-
-
-# -- in place ---------------------------------------------------------------------------------
-#
-# With ``inplace_pattern`` {output k: input i} the NumPy call computing output k writes it
-# straight into input i's buffer (``out=``), which nothing reads afterwards (DestroyHandler).
-# A permission, not a duty: where no ufunc can (an op's ``impl``, a read-only target), the
-# output is the fresh result, as correct and cheaper than ``perform``'s copy into input i.
-
-
 def _inplace_ufunc_thunk(
     op: Elemwise,
     node: Apply,
@@ -989,7 +856,7 @@ def _inplace_body(op: Elemwise, node: Apply) -> tuple[Any, tuple[bool, ...]]:
                 acc = res
             lines.append(f"    {res} = {f}({acc}, {args[-1]}{out})")
     lines.append(f"    return {', '.join(ref(o) for o in outs)}")
-    exec(compile("\n".join(lines), f"<inplace {comp.name[:60]}>", "exec"), namespace)
+    exec(compile_body_source("\n".join(lines)), namespace)
     made = plans[key] = (namespace["inplace_body"], tuple(written))
     return made
 

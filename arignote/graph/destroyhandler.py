@@ -77,7 +77,10 @@ class DestroyHandler(Bookkeeper):
         self.destroyers: dict[Apply, list[int]] = {}  # node -> the input positions it overwrites
         self.view_children: dict[Variable, set[Variable]] = {}  # var -> the views made of it
         self.root_destroyers: dict[Variable, set[Apply]] = {}
-        self.dirty: set[Apply] = set()
+        self.dirty: set[Apply] = set()  # nodes imported since the last validation
+        # nodes whose inputs at these positions changed since: only those are re-checked (a
+        # node reading 10,000 values, one replaced at a time, would be quadratic otherwise)
+        self.dirty_inputs: dict[Apply, set[int]] = {}
 
     def on_attach(self, fgraph: FunctionGraph) -> None:
         fgraph.destroy_handler = self  # type: ignore[attr-defined]
@@ -85,6 +88,7 @@ class DestroyHandler(Bookkeeper):
         self.view_children.clear()
         self.root_destroyers.clear()
         self.dirty.clear()
+        self.dirty_inputs.clear()
         super().on_attach(fgraph)
 
     def on_detach(self, fgraph: FunctionGraph) -> None:
@@ -109,10 +113,17 @@ class DestroyHandler(Bookkeeper):
             children = self.view_children.get(node.inputs[i])
             if children is not None:
                 children.discard(node.outputs[o])
-        if self.destroyers.pop(node, None) is not None:
-            for nodes in self.root_destroyers.values():
+        positions = self.destroyers.pop(node, None)
+        if positions is not None:
+            for i in positions:
+                nodes = self.root_destroyers.get(view_root(node.inputs[i]))
+                if nodes is None or node not in nodes:  # books moved on: look everywhere
+                    for nodes in self.root_destroyers.values():
+                        nodes.discard(node)
+                    break
                 nodes.discard(node)
         self.dirty.discard(node)
+        self.dirty_inputs.pop(node, None)
 
     def on_change_input(
         self, fgraph: FunctionGraph, node: Any, i: int, r: Variable, new_r: Variable, reason: Any = None
@@ -132,7 +143,7 @@ class DestroyHandler(Bookkeeper):
                 if old is not None and not any(view_root(node.inputs[j]) is old_root for j in positions):
                     old.discard(node)
                 self.root_destroyers.setdefault(view_root(new_r), set()).add(node)
-            self.dirty.add(node)
+            self.dirty_inputs.setdefault(node, set()).add(i)
 
     def _rebuild_roots(self) -> None:
         self.root_destroyers = {}
@@ -222,9 +233,16 @@ class DestroyHandler(Bookkeeper):
         nodes, each a candidate to overwrite it, costs each candidate its few descendants,
         not a look at every reader."""
         in_tree = {id(v): v for v in tree}
+        by_reader: dict[Apply, Variable] | None = None  # made when a node has many inputs
 
         def reads(node: Apply) -> Variable | None:
-            for v in node.inputs:
+            nonlocal by_reader
+            ins = node.inputs
+            if len(ins) > 16:  # (a product of 10,000 factors, met once per candidate)
+                if by_reader is None:
+                    by_reader = {c: v for v in tree for c, _ in fgraph.clients.get(v, ())}
+                return by_reader.get(node)
+            for v in ins:
                 if id(v) in in_tree:
                     return v
             return None
@@ -293,21 +311,27 @@ class DestroyHandler(Bookkeeper):
         """Check the destroyers the changes since the last call concern (raises
         ``InconsistencyError``)."""
         dirty, self.dirty = self.dirty, set()
+        dirty_inputs, self.dirty_inputs = self.dirty_inputs, {}
         if not self.root_destroyers:
             return True
         to_check: set[tuple[Apply, Variable]] = set()
-        for node in dirty:
+        for node, changed in (
+            *((n, range(len(n.inputs))) for n in dirty),
+            *((n, ks) for n, ks in dirty_inputs.items() if n not in dirty),
+        ):
             if node not in fgraph.apply_nodes:
                 continue
             for i in self.destroyers.get(node, ()):
                 to_check.add((node, view_root(node.inputs[i])))
-            for inp in node.inputs:  # a new reader of something destroyed
-                root = view_root(inp)
+            for k in changed:  # a new reader of something destroyed
+                root = view_root(node.inputs[k])
                 for d in self.root_destroyers.get(root, ()):
                     to_check.add((d, root))
         for destroyer, root in to_check:
             why = self._check(fgraph, destroyer, root)
             if why is not None:
                 self.dirty |= dirty  # still to check after the change is undone
+                for n, ks in dirty_inputs.items():
+                    self.dirty_inputs.setdefault(n, set()).update(ks)
                 raise InconsistencyError(why())
         return True

@@ -28,7 +28,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from arignote.graph.basic import Apply, Constant, Variable
@@ -253,17 +253,21 @@ class DestroyHandler(Bookkeeper):
             for c, _ in fgraph.clients.get(v, ())
             if c is not destroyer and not isinstance(c.op, Output)
         )
-        fwd, fwd_seen = [destroyer], {destroyer}
+        # the forward side takes one successor per turn (a node's successors are made as
+        # they are taken: a product of 10,000 factors is not listed whole per candidate)
+        fwd, fwd_seen = [self._after(fgraph, destroyer)], {destroyer}
         bwd: list[Apply] = []
         origin: dict[Apply, Apply] = {}  # a node reached going backward -> the reader it leads to
         while fwd:
-            for succ in self._after(fgraph, fwd.pop()):
-                if succ not in fwd_seen:
-                    v = reads(succ)
-                    if v is not None:
-                        return succ, v
-                    fwd_seen.add(succ)
-                    fwd.append(succ)
+            succ = next(fwd[-1], None)
+            if succ is None:
+                fwd.pop()
+            elif succ not in fwd_seen:
+                v = reads(succ)
+                if v is not None:
+                    return succ, v
+                fwd_seen.add(succ)
+                fwd.append(self._after(fgraph, succ))
             if not bwd:  # the next reader, or the backward search has run out: none is late
                 reader = next(readers, None)
                 if reader is None:
@@ -281,14 +285,18 @@ class DestroyHandler(Bookkeeper):
                     bwd.append(pred)
         return None
 
-    def _after(self, fgraph: FunctionGraph, node: Apply) -> list[Apply]:
+    def _after(self, fgraph: FunctionGraph, node: Apply) -> Iterator[Apply]:
         """The nodes that must run right after ``node``: its outputs' readers, and the
-        destroyers of what it reads."""
-        out = [c for v in node.outputs for c, _ in fgraph.clients.get(v, ()) if not isinstance(c.op, Output)]
+        destroyers of what it reads (made as they are asked for)."""
+        for v in node.outputs:
+            for c, _ in fgraph.clients.get(v, ()):
+                if not isinstance(c.op, Output):
+                    yield c
         if self.root_destroyers:
             for v in node.inputs:
-                out.extend(d for d in self.root_destroyers.get(view_root(v), ()) if d is not node)
-        return out
+                for d in self.root_destroyers.get(view_root(v), ()):
+                    if d is not node:
+                        yield d
 
     def _before(self, fgraph: FunctionGraph, node: Apply) -> list[Apply]:
         """The nodes that must run right before ``node``: its inputs' owners and, for a

@@ -14,6 +14,7 @@ from arignote.compile.rebuild import _pairs, rebuild_collect_shared
 from arignote.configdefaults import config
 from arignote.graph.basic import Variable
 from arignote.graph.container import Container
+from arignote.graph.destroyhandler import DestroyHandler
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.traversal import ancestors
 from arignote.graph.utils import MissingInputError
@@ -94,6 +95,9 @@ class FunctionMaker:
                 "give it with givens, or make it a shared variable.",
                 variable=err.variable,
             ) from None
+        mutable = [v for spec, v in zip(self.inputs, self.fgraph.inputs) if getattr(spec, "mutable", False)]
+        if mutable:  # In(x, mutable=True): in-place rules may overwrite the caller's array
+            self.fgraph.attach_feature(DestroyHandler(mutable=mutable))
         # the graph holds what the outputs need: an input is used when it has a client
         clients = self.fgraph.clients
         self._check_unused(explicit, [bool(clients.get(v)) for v in self.fgraph.inputs], on_unused_input)

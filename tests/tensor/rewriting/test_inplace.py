@@ -324,3 +324,22 @@ def test_a_fused_chain_in_place_allocates_nothing_but_the_value_it_overwrites():
         tracemalloc.stop()
     # in place: the sum's result only; else a fresh array per step of the fused body
     assert peaks[0] < 1.5 and peaks[1] > 2.5
+
+
+def test_a_mutable_input_may_be_overwritten_and_only_it():
+    from arignote import In
+
+    x, y = pt.dvectors("x", "y")
+    f = arignote.function([In(x, mutable=True), y], [pt.exp(x) * 2, pt.exp(y) * 2])
+    fused = [n for n in f.maker.fgraph.toposort() if isinstance(n.op, Elemwise)]
+    assert len(fused) == 2
+    (on_x,) = [n for n in fused if n.inputs[0] is f.maker.fgraph.inputs[0]]
+    (on_y,) = [n for n in fused if n.inputs[0] is f.maker.fgraph.inputs[1]]
+    assert dict(on_x.op.inplace_pattern) == {0: 0} and not on_y.op.inplace_pattern
+    xv, yv = np.array([0.0, 1.0]), np.array([0.5, -1.0])
+    yv_before = yv.copy()
+    out_x, out_y = f(xv, yv)
+    np.testing.assert_allclose(out_x, np.exp([0.0, 1.0]) * 2)
+    np.testing.assert_allclose(out_y, np.exp(yv_before) * 2)
+    np.testing.assert_array_equal(xv, out_x)  # the caller allowed it: x holds the result
+    np.testing.assert_array_equal(yv, yv_before)  # y was not given as mutable: untouched

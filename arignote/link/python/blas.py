@@ -33,7 +33,7 @@ from scipy.linalg import blas as scipy_blas
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
-from arignote.link.python.dispatch import register_python_thunk
+from arignote.link.python.dispatch import accepts_plain, register_python_thunk
 from arignote.tensor.gemm import BLAS_DTYPES, Gemm, Gemv, Ger
 from arignote.tensor.products import Dot
 
@@ -46,25 +46,6 @@ _may_share_memory = np.may_share_memory
 def _routine(name: str, dtype: str) -> Callable:
     """SciPy's ``?<name>`` for ``dtype`` (``s`` float32, ``d`` float64)."""
     return getattr(scipy_blas, ("s" if dtype == "float32" else "d") + name)
-
-
-def _plain(base: type) -> Callable[[Op], bool]:
-    """``accepts(op)``: ``op`` computes what ``base.perform`` defines (a subclass that
-    redefines ``perform`` or ``make_thunk`` runs its own)."""
-
-    def accepts(op: Op) -> bool:
-        cls = type(op)
-        return cls.perform is base.perform and cls.make_thunk is Op.make_thunk
-
-    return accepts
-
-
-def _fast_thunk_allowed(
-    accepts: Callable[[Op], bool], op: Op, node: Apply, no_recycling: Sequence[Variable], impl: str | None
-) -> bool:
-    if impl not in (None, "py") or not accepts(op):
-        return False
-    return not any(v in no_recycling for v in node.outputs) if no_recycling else True
 
 
 def _finish_thunk(thunk: Any, op: Op, in_cells: list[list], out_cells: list[list]) -> Any:
@@ -98,7 +79,7 @@ def _flags(node: Apply, compute_map: dict | None) -> list[list]:
     return [] if compute_map is None else [compute_map[v] for v in node.outputs]
 
 
-@register_python_thunk(Gemm, accepts=_plain(Gemm))
+@register_python_thunk(Gemm, accepts=accepts_plain(Gemm))
 def gemm_thunk(
     op: Gemm,
     node: Apply,
@@ -109,8 +90,6 @@ def gemm_thunk(
 ) -> Any:
     """``?gemm`` with ``beta``, ``c`` and ``overwrite_c`` (in place); operands and output
     in their own memory order (``trans_a``/``trans_b``, see the module)."""
-    if not _fast_thunk_allowed(_plain(Gemm), op, node, no_recycling, impl):
-        return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
     dtype = node.outputs[0].type.numpy_dtype
     gemm = _routine("gemm", dtype.name)
     in_cells = [storage_map[v] for v in node.inputs]
@@ -163,7 +142,7 @@ def gemm_thunk(
     return _finish_thunk(thunk, op, in_cells, out_cells)
 
 
-@register_python_thunk(Gemv, accepts=_plain(Gemv))
+@register_python_thunk(Gemv, accepts=accepts_plain(Gemv))
 def gemv_thunk(
     op: Gemv,
     node: Apply,
@@ -174,8 +153,6 @@ def gemv_thunk(
 ) -> Any:
     """``?gemv`` with ``beta``, ``y`` and ``overwrite_y`` (in place); a C-contiguous ``A``
     passed transposed with ``trans=1``."""
-    if not _fast_thunk_allowed(_plain(Gemv), op, node, no_recycling, impl):
-        return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
     dtype = node.outputs[0].type.numpy_dtype
     gemv = _routine("gemv", dtype.name)
     in_cells = [storage_map[v] for v in node.inputs]
@@ -209,7 +186,7 @@ def gemv_thunk(
     return _finish_thunk(thunk, op, in_cells, out_cells)
 
 
-@register_python_thunk(Ger, accepts=_plain(Ger))
+@register_python_thunk(Ger, accepts=accepts_plain(Ger))
 def ger_thunk(
     op: Ger,
     node: Apply,
@@ -220,8 +197,6 @@ def ger_thunk(
 ) -> Any:
     """``?ger`` with ``a`` and ``overwrite_a`` (in place); a C-contiguous ``A`` updated as
     its transpose (``A.T += alpha * outer(y, x)``)."""
-    if not _fast_thunk_allowed(_plain(Ger), op, node, no_recycling, impl):
-        return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
     dtype = node.outputs[0].type.numpy_dtype
     ger = _routine("ger", dtype.name)
     in_cells = [storage_map[v] for v in node.inputs]
@@ -256,7 +231,7 @@ def ger_thunk(
     return _finish_thunk(thunk, op, in_cells, out_cells)
 
 
-@register_python_thunk(Dot, accepts=_plain(Dot))
+@register_python_thunk(Dot, accepts=accepts_plain(Dot))
 def dot_thunk(
     op: Dot,
     node: Apply,
@@ -268,8 +243,6 @@ def dot_thunk(
     """``?gemm`` (matrix-matrix, a C-ordered result), ``?gemv`` (matrix-vector) or ``?dot``
     (vector-vector) where both operands have the output's dtype, float32 or float64; else
     (mixed or other dtypes) ``perform``."""
-    if not _fast_thunk_allowed(_plain(Dot), op, node, no_recycling, impl):
-        return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
     in_cells = [storage_map[v] for v in node.inputs]
     (cout,) = out_cells = [storage_map[node.outputs[0]]]
     xv, yv = node.inputs

@@ -10,20 +10,18 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
-from arignote.link.python.dispatch import register_python_thunk
+from arignote.link.python.dispatch import accepts_plain, register_python_thunk
 from arignote.link.python.elemwise import (
     _OUT_ELLIPSIS,
     _done_flags,
-    _fast_thunk_allowed,
     _ndarray,
-    _plain,
     _with_attrs,
 )
 from arignote.tensor.elemwise import CAReduce
 
 __all__ = ["careduce_thunk"]
 
-_plain_careduce_class = _plain(CAReduce)
+_plain_careduce_class = accepts_plain(CAReduce)
 
 
 def _plain_careduce(op: Op) -> bool:
@@ -42,8 +40,6 @@ def careduce_thunk(
 ) -> Any:
     """A thunk calling the scalar op's ufunc's ``reduce`` directly, with what
     ``CAReduce.perform`` looks up resolved once for the node."""
-    if not _fast_thunk_allowed(_plain_careduce, op, node, no_recycling, impl):
-        return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
     op.prepare_node(node, storage_map, compute_map, "py")
     in_cells = [storage_map[v] for v in node.inputs]
     (i0,) = in_cells

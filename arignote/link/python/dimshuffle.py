@@ -9,19 +9,17 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Apply, Variable
-from arignote.link.python.dispatch import register_python_thunk
+from arignote.link.python.dispatch import accepts_plain, register_python_thunk
 from arignote.link.python.elemwise import (
     _done_flags,
-    _fast_thunk_allowed,
     _ndarray,
-    _plain,
     _with_attrs,
 )
 from arignote.tensor.elemwise import DimShuffle
 
 __all__ = ["dimshuffle_thunk"]
 
-_plain_dimshuffle = _plain(DimShuffle)
+_plain_dimshuffle = accepts_plain(DimShuffle)
 
 
 @register_python_thunk(DimShuffle, accepts=_plain_dimshuffle)
@@ -34,8 +32,6 @@ def dimshuffle_thunk(
     impl: str | None = None,
 ) -> Any:
     """A thunk making ``DimShuffle.perform``'s view, its steps chosen once for the node."""
-    if not _fast_thunk_allowed(_plain_dimshuffle, op, node, no_recycling, impl):
-        return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
     op.prepare_node(node, storage_map, compute_map, "py")
     in_cells = [storage_map[v] for v in node.inputs]
     (i0,) = in_cells

@@ -21,6 +21,7 @@ from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
 
 __all__ = [
+    "accepts_plain",
     "OWN_THUNK",
     "PERFORM",
     "PYTHON",
@@ -61,6 +62,20 @@ def python_thunk(
     return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
 
 
+def accepts_plain(base: type) -> Callable[[Op], bool]:
+    """The usual ``accepts`` of a registration for ``base``: an instance whose ``perform``
+    is ``base``'s (a subclass may redefine it), that takes no params and keeps
+    ``Op.make_thunk`` (an override of it is the Op's own thunk, which wins)."""
+
+    def accepts(op: Op) -> bool:
+        cls = type(op)
+        return (
+            cls.perform is base.perform and cls.make_thunk is Op.make_thunk and not hasattr(op, "get_params")
+        )
+
+    return accepts
+
+
 # registered Op type -> which of its instances the registration runs without ``perform``
 _accepts: dict[type, Callable[[Op], bool]] = {}
 
@@ -70,14 +85,39 @@ def register_python_thunk(op_type: type, accepts: Callable[[Op], bool] | None = 
     thunks of the nodes whose Op is an instance of ``op_type`` (subclasses included).
 
     ``accepts(op)`` says which of those Ops ``fn`` gives a thunk of its own (default: all);
-    for the others ``fn`` must return ``op.make_thunk(...)`` (a subclass that redefines
-    ``perform`` or ``make_thunk``, say). :func:`has_fast_impl` reports it.
+    the others, and nodes asked for another implementation or with an output to clear
+    before each run (``no_recycling``), get ``op.make_thunk(...)`` without ``fn`` being
+    called (a subclass that redefines ``perform`` or ``make_thunk``, say).
+    :func:`has_fast_impl` reports it.
     """
 
     def decorator(fn: Callable) -> Callable:
-        python_thunk.register(op_type)(fn)
-        if accepts is not None:
-            _accepts[op_type] = accepts
+        if accepts is None:
+            python_thunk.register(op_type)(fn)
+            return fn
+
+        @functools.wraps(fn)
+        def guarded(
+            op: Op,
+            node: Apply,
+            storage_map: dict,
+            compute_map: dict | None,
+            no_recycling: Sequence[Variable],
+            impl: str | None = None,
+        ) -> Callable:
+            # the registration's thunk only where it computes what perform does: an Op it
+            # accepts, the Python implementation asked for, and no output to be cleared
+            # before each run (the thunks keep buffers between runs)
+            if (
+                impl not in (None, "py")
+                or not accepts(op)
+                or (no_recycling and any(v in no_recycling for v in node.outputs))
+            ):
+                return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
+            return fn(op, node, storage_map, compute_map, no_recycling, impl)
+
+        python_thunk.register(op_type)(guarded)
+        _accepts[op_type] = accepts
         return fn
 
     return decorator

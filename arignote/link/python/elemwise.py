@@ -27,7 +27,7 @@ import numpy as np
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.destroyhandler import view_root
 from arignote.graph.op import Op
-from arignote.link.python.dispatch import register_python_thunk
+from arignote.link.python.dispatch import accepts_plain, register_python_thunk
 from arignote.scalar import basic as psb
 from arignote.scalar.composite import Composite, compile_body_source
 from arignote.scalar.op import ScalarOp
@@ -51,32 +51,7 @@ def _out_ellipsis_supported() -> bool:
 _OUT_ELLIPSIS = _out_ellipsis_supported()
 
 
-def _plain(base: type) -> Callable[[Op], bool]:
-    """``accepts(op)`` for an instance of ``base``: its ``perform`` is ``base``'s (a
-    subclass may redefine it), it takes no params and keeps ``Op.make_thunk`` (an override
-    of it is the Op's own thunk, which wins)."""
-
-    def accepts(op: Op) -> bool:
-        cls = type(op)
-        return (
-            cls.perform is base.perform and cls.make_thunk is Op.make_thunk and not hasattr(op, "get_params")
-        )
-
-    return accepts
-
-
-_plain_elemwise = _plain(Elemwise)
-
-
-def _fast_thunk_allowed(
-    accepts: Callable[[Op], bool], op: Op, node: Apply, no_recycling: Sequence[Variable], impl: str | None
-) -> bool:
-    """Whether ``op`` may get the specialised thunk: ``accepts(op)``, the Python
-    implementation is asked for, and no output is to be cleared before each run (else:
-    ``op.make_thunk``)."""
-    if impl not in (None, "py") or not accepts(op):
-        return False
-    return not any(v in no_recycling for v in node.outputs) if no_recycling else True
+_plain_elemwise = accepts_plain(Elemwise)
 
 
 def _with_attrs(thunk: Any, op: Op, in_cells: list[list], out_cells: list[list]) -> Any:
@@ -383,8 +358,6 @@ def elemwise_thunk(
     """A thunk computing what ``Elemwise.perform`` computes: a NumPy ufunc called directly
     where the scalar op is one (:func:`_direct_ufunc`), else the scalar op's ``impl`` and
     ``perform``'s steps on each result, with the broadcast checks the static shapes leave."""
-    if not _fast_thunk_allowed(_plain_elemwise, op, node, no_recycling, impl):
-        return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
     op.prepare_node(node, storage_map, compute_map, "py")
     in_cells = [storage_map[v] for v in node.inputs]
     out_cells = [storage_map[v] for v in node.outputs]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import arignote.tensor as pt
 from arignote.link.python import python_thunk
@@ -24,9 +25,10 @@ def test_a_registration_runs_only_where_perform_s_result_is_assured():
     fast = python_thunk(node.op, node, storage, compute, [], None)
     generic = node.op.make_thunk(node, storage, compute, [], None)
     assert fast.__qualname__ != generic.__qualname__  # the registration's own thunk
-    for no_recycling, impl in (([node.outputs[0]], None), ([], "c")):
-        thunk = python_thunk(node.op, node, storage, compute, no_recycling, impl)
-        assert thunk.__qualname__ == generic.__qualname__  # the Op's own make_thunk
+    thunk = python_thunk(node.op, node, storage, compute, [node.outputs[0]], None)
+    assert thunk.__qualname__ == generic.__qualname__  # an output to clear: the Op's own
+    with pytest.raises(ValueError, match="no implementation 'c'"):  # the Op answers for 'c'
+        python_thunk(node.op, node, storage, compute, [], "c")
     storage[x][0] = np.array([0.0, 1.0])
     thunk = python_thunk(node.op, node, storage, compute, [node.outputs[0]], None)
     thunk()

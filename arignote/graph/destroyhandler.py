@@ -327,8 +327,8 @@ class DestroyHandler(Bookkeeper):
             *((n, range(len(n.inputs))) for n in dirty),
             *((n, ks) for n, ks in dirty_inputs.items() if n not in dirty),
         ):
-            if node not in fgraph.apply_nodes:
-                continue
+            if node not in fgraph.apply_nodes and not isinstance(node.op, Output):
+                continue  # (an Output node is no graph node, but what it returns matters)
             for i in self.destroyers.get(node, ()):
                 to_check.add((node, view_root(node.inputs[i])))
             for k in changed:  # a new reader of something destroyed

@@ -343,3 +343,21 @@ def test_a_mutable_input_may_be_overwritten_and_only_it():
     np.testing.assert_allclose(out_y, np.exp(yv_before) * 2)
     np.testing.assert_array_equal(xv, out_x)  # the caller allowed it: x holds the result
     np.testing.assert_array_equal(yv, yv_before)  # y was not given as mutable: untouched
+
+
+def test_a_merge_never_returns_a_value_that_a_node_overwrites():
+    # x**3 becomes x * sqr(x), written into its sqr(x); the x**2 output is an equal sqr(x):
+    # merging the two would return the overwritten buffer (found by the fuzz test)
+    x = pt.dmatrix("x")
+    mode = arignote.Mode(optimizer="fast_run").excluding("fusion")
+    f = arignote.function([x], [x, x**3, x**2], mode=mode)
+    v = np.arange(12.0).reshape(3, 4) / 10
+    got = f(v)
+    np.testing.assert_allclose(got[1], v**3)
+    np.testing.assert_allclose(got[2], v**2)
+    destroyed = {
+        n.inputs[i]
+        for n in f.maker.fgraph.apply_nodes
+        for i in dict(getattr(n.op, "inplace_pattern", ())).values()
+    }
+    assert not destroyed & set(f.maker.fgraph.outputs)

@@ -117,11 +117,14 @@ def test_every_mode_computes_what_the_graph_says(case: tuple, seed: int) -> None
                 assert g.dtype == w.dtype and g.shape == w.shape, (mode_name, names, k)
                 finite = np.isfinite(w)
                 assert np.isfinite(g[finite]).all(), (mode_name, names, k)
-                # rewrites may change rounding (fused, reassociated, stabilized forms)
+                # rewrites may change rounding (fused, reassociated, stabilized forms); in
+                # float32 a stabilized form is the more exact one where the graph as written
+                # cancels (log(1 + exp(-7)) loses ~6e-8 absolute): an absolute floor of 1e-6
+                f32 = w.dtype == np.float32
                 np.testing.assert_allclose(
                     g[finite],
                     w[finite],
-                    rtol=1e-5 if w.dtype == np.float32 else 1e-9,
-                    atol=1e-12,
+                    rtol=1e-5 if f32 else 1e-9,
+                    atol=1e-6 if f32 else 1e-12,
                     err_msg=f"{mode_name}: output {k} of {names}",
                 )

@@ -220,8 +220,14 @@ class FunctionGraph:
             if var in self._input_set:
                 raise ValueError(f"FunctionGraph input {var} is listed twice")
             self.add_input(var, check=False)
+        self._building: list[Apply] | None = [] if not features else None
         for var in outputs:
             self.add_output(var, reason="init")
+        # the nodes in the order each output imported them: what toposort() finds (the same
+        # walk from the outputs in turn), kept when no feature can add orderings
+        built, self._building = self._building, None
+        if built is not None:
+            self._order = built
 
     # -- membership -----------------------------------------------------------------------
 
@@ -304,6 +310,9 @@ class FunctionGraph:
                 self.setup_node(node)
         if new_nodes:
             self._order = None
+            building = self.__dict__.get("_building")
+            if building is not None:
+                building.extend(new_nodes)
         callbacks = self._callbacks_for("on_import")
         for node in new_nodes:
             self.apply_nodes.add(node)

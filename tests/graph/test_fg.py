@@ -901,3 +901,15 @@ def test_toposort_is_kept_until_the_graph_changes():
     assert order.index(new.owner) < order.index(out.owner.inputs[0].owner)
     fg.remove_output(0)
     assert fg.toposort() == []
+
+
+def test_the_order_kept_from_building_is_toposort_s():
+    from arignote.graph.traversal import io_toposort
+
+    x, y = double("x"), double("y")
+    a = neg(x)
+    b = add(a, y)
+    c = mul(sub(b, a), a)
+    for outs in ([c, b, add(a, a)], [a, c], [x, c, x]):
+        fg = FunctionGraph([x, y], outs, clone=True)
+        assert fg.toposort() == io_toposort(fg.inputs, fg.outputs)

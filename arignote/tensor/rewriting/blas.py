@@ -286,6 +286,25 @@ def _pick_z(terms: list[_Term], skip: int, out: Variable, ndim: int, unscaled: b
     return None if best is None else best[1]
 
 
+def _reaches_dot(node: Apply) -> bool:
+    """Whether a Dot computes an input of ``node`` through the sums, products, negations and
+    DimShuffles the rule reads through (a cheap test before reading the terms)."""
+    stack = list(node.inputs)
+    seen: set = set()
+    while stack:
+        owner = stack.pop().owner
+        if owner is None or owner in seen:
+            continue
+        if len(seen) > 64:
+            return True  # a large tree: let the rule read it
+        seen.add(owner)
+        if isinstance(owner.op, Dot):
+            return True
+        if isinstance(owner.op, DimShuffle) or isinstance(_scalar_op(owner), (Add, Sub, Neg, Mul)):
+            stack.extend(owner.inputs)
+    return False
+
+
 @register_specialize("blas")
 @node_rewriter(elemwise_of(Add, Sub))
 def local_blas_update(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
@@ -298,6 +317,8 @@ def local_blas_update(fgraph: FunctionGraph, node: Apply) -> list[Variable] | No
     dtype = out.type.dtype
     if dtype not in BLAS_DTYPES or out.type.ndim not in (1, 2):
         return None
+    if out.type.ndim == 1 and not _reaches_dot(node):
+        return None  # a vector sum holds a Gemv only through a product by a Dot
     leaves = _sum_terms(fgraph, node, dtype)
     if len(leaves) < 2:
         return None

@@ -168,12 +168,7 @@ class DestroyHandler(Bookkeeper):
         for root, destroyers in self.root_destroyers.items():
             if not destroyers:
                 continue
-            readers = [
-                c
-                for v in self.view_tree(root)
-                for c, _ in fgraph.clients.get(v, ())
-                if not isinstance(c.op, Output)
-            ]
+            readers = list(self._readers(fgraph, root))
             for destroyer in destroyers:
                 before = order.setdefault(destroyer, [])
                 before.extend(c for c in readers if c is not destroyer and c not in before)
@@ -247,12 +242,7 @@ class DestroyHandler(Bookkeeper):
                     return v
             return None
 
-        readers = (
-            c
-            for v in tree
-            for c, _ in fgraph.clients.get(v, ())
-            if c is not destroyer and not isinstance(c.op, Output)
-        )
+        readers = (c for c in self._readers(fgraph, tree=tree) if c is not destroyer)
         # the forward side takes one successor per turn (a node's successors are made as
         # they are taken: a product of 10,000 factors is not listed whole per candidate)
         fwd, fwd_seen = [self._after(fgraph, destroyer)], {destroyer}
@@ -303,11 +293,18 @@ class DestroyHandler(Bookkeeper):
         destroyer, the other readers of what it overwrites."""
         out = [v.owner for v in node.inputs if v.owner is not None]
         for i in self.destroyers.get(node, ()):
-            for v in self.view_tree(view_root(node.inputs[i])):
-                out.extend(
-                    c for c, _ in fgraph.clients.get(v, ()) if c is not node and not isinstance(c.op, Output)
-                )
+            out.extend(c for c in self._readers(fgraph, view_root(node.inputs[i])) if c is not node)
         return out
+
+    def _readers(
+        self, fgraph: FunctionGraph, root: Variable | None = None, tree: list[Variable] | None = None
+    ) -> Iterator[Apply]:
+        """The nodes reading ``root`` or one of its views (``tree``, when already known),
+        graph outputs aside."""
+        for v in tree if tree is not None else self.view_tree(root):
+            for c, _ in fgraph.clients.get(v, ()):
+                if not isinstance(c.op, Output):
+                    yield c
 
     def can_destroy(self, fgraph: FunctionGraph, node: Apply, i: int) -> bool:
         """Whether ``node`` (in the graph) may overwrite its input ``i``: the rules of

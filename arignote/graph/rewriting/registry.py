@@ -81,18 +81,15 @@ class RulesByOp:
         None when the rule applies, else the tracked Op instances (or OpPatterns) one of
         which ``op`` must equal (match)."""
         if self._params:
-            key = (type(op), *[type(getattr(op, p, None)) for p in self._params])
-        else:
-            key = (type(op),)
-        found = self._cache.get(key)
-        if found is None:
-            found = self._cache[key] = tuple(self._select(key))
-        return found
+            return self._for_key((type(op), *[type(getattr(op, p, None)) for p in self._params]))
+        return self._for_key((type(op),))
 
     def for_op_type(self, op_type: type) -> tuple[tuple[NodeRewriter, tuple | None], ...]:
         """As :meth:`for_op`, for any Op of ``op_type``: rules tracking patterns on its
         parameters come with those patterns, to be matched per Op."""
-        key = (op_type,)
+        return self._for_key((op_type,))
+
+    def _for_key(self, key: tuple) -> tuple[tuple[NodeRewriter, tuple | None], ...]:
         found = self._cache.get(key)
         if found is None:
             found = self._cache[key] = tuple(self._select(key))

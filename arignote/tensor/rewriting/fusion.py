@@ -46,9 +46,10 @@ An intermediate value also used outside its group (by another node or as a graph
 stays an output of the fused node (a multi-output Composite): it is computed once, and one
 node runs instead of several ("where it pays": always, when the rule above allows it).
 Groups merge only through a node that uses them both: two outputs computed from the same
-inputs but used by no common node stay two kernels (no "sibling" fusion): in the Python backend each kernel calls NumPy once per inner op
-either way, so one kernel would save only a call (~1 µs); a compiled loop that reads
-the inputs once is where it would pay (the Numba tier).
+inputs but used by no common node stay two kernels (no "sibling" fusion): in the Python
+backend each kernel calls NumPy once per inner op either way, so one kernel would save
+only a call (~1 µs); a compiled loop that reads the inputs once is where it would pay
+(the Numba tier).
 ``IfElse`` is lazy (an Op with its own ``make_thunk`` asks for its inputs one by one), so
 fusion never makes a branch's work eager: each node computed only for one input of a
 lazy Op, directly or through other nodes, belongs to that input's *domain*, and nodes

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,7 +36,7 @@ from arignote.graph.op import HasInnerGraph
 from arignote.scalar.op import ScalarOp
 from arignote.scalar.type import ScalarType, constant, discrete_types
 
-__all__ = ["Composite", "compile_body_source"]
+__all__ = ["Composite"]
 
 _INFIX = {
     "add": "+",
@@ -65,7 +65,7 @@ _CODE_CACHE: dict[str, Any] = {}
 _CODE_CACHE_SIZE = 512
 
 
-def compile_body_source(source: str) -> Any:
+def _compile_source(source: str) -> Any:
     """The code object of a generated body's ``source``, compiled once per source text
     (bounded cache): ``exec`` it in the body's own namespace."""
     code = _CODE_CACHE.get(source)
@@ -267,14 +267,19 @@ class Composite(ScalarOp, HasInnerGraph):
 
     # -- generated code -------------------------------------------------------------------
 
-    def _code_and_namespace(self, resolve: Callable[[Apply], Any] | None = None) -> tuple[str, dict]:
+    def _code_and_namespace(
+        self, resolve: Callable[[Apply], Any] | None = None, write_into: Mapping[Apply, int] | None = None
+    ) -> tuple[str, dict]:
         """The source of the body (one line per inner node) and its namespace.
 
         ``resolve(node)`` may say how a node is computed instead of its op's ``impl``:
         ``("call", f)`` for ``f(*args)``, ``("chain", f)`` for ``f(f(a, b), c)...`` (an
         n-ary op done pairwise), ``("cast", dtype)`` for ``a.astype(dtype)``; None keeps
         ``impl``. A backend uses it to call NumPy directly where that is the same.
+        ``write_into[node] = j``: that node's (last) ufunc call writes into input ``j``
+        (``out=``), for a "call" or "chain" node.
         """
+        write_into = write_into or {}
         names: dict = {v: f"i{k}" for k, v in enumerate(self.inner_inputs)}
         namespace: dict = {}
         callee_names: dict = {}  # id(callable) -> its name in the namespace
@@ -321,13 +326,16 @@ class Composite(ScalarOp, HasInnerGraph):
                     const_name(inp)
                 args.append(names[inp])
             spec = resolve(node) if resolve is not None else None
+            out = f", out=i{write_into[node]}" if node in write_into else ""
             if spec is None:
                 call = f"{callee(node.op.impl, str(node.op))}({', '.join(args)})"
             elif spec[0] == "call":
-                call = f"{callee(spec[1], getattr(spec[1], '__name__', str(node.op)))}({', '.join(args)})"
-            elif spec[0] == "chain":  # one statement per pair: no nesting limit
+                call = (
+                    f"{callee(spec[1], getattr(spec[1], '__name__', str(node.op)))}({', '.join(args)}{out})"
+                )
+            elif spec[0] == "chain":  # one statement per pair: no nesting limit; the last writes
                 fname = callee(spec[1], getattr(spec[1], "__name__", str(node.op)))
-                call = f"{fname}({args[0]}, {args[1]})"
+                call = f"{fname}({args[0]}, {args[1]}{out if len(args) == 2 else ''})"
             elif spec[0] == "cast":
                 call = f"{args[0]}.astype({callee(spec[1], f'dtype_{spec[1]}')})"
             else:
@@ -342,9 +350,9 @@ class Composite(ScalarOp, HasInnerGraph):
             outs = [tmp_name(out) for out in node.outputs]
             if spec is not None and spec[0] == "chain":
                 (acc,) = outs
-                for a in args[2:]:
+                for j, a in enumerate(args[2:], 3):
                     lines.append(f"    {acc} = {call}")
-                    call = f"{fname}({acc}, {a})"
+                    call = f"{fname}({acc}, {a}{out if j == len(args) else ''})"
             lines.append(f"    {', '.join(outs)} = {call}")
             free.extend(name for name in done if name not in outs)
             for out in node.outputs:
@@ -362,11 +370,14 @@ class Composite(ScalarOp, HasInnerGraph):
         ``resolve``, of :meth:`compile_body`'s function."""
         return self._code_and_namespace(resolve)[0]
 
-    def compile_body(self, resolve: Callable[[Apply], Any] | None = None) -> Any:
+    def compile_body(
+        self, resolve: Callable[[Apply], Any] | None = None, write_into: Mapping[Apply, int] | None = None
+    ) -> Any:
         """The body as a Python function of the inputs (arrays or scalars), one line per
-        inner node; ``resolve`` as for :meth:`_code_and_namespace` (None: ``impl``'s)."""
-        source, namespace = self._code_and_namespace(resolve)
-        exec(compile_body_source(source), namespace)
+        inner node; ``resolve`` and ``write_into`` as for :meth:`_code_and_namespace`
+        (None: ``impl``'s, fresh results)."""
+        source, namespace = self._code_and_namespace(resolve, write_into)
+        exec(_compile_source(source), namespace)
         return namespace["composite"]
 
     def _compile(self) -> Any:

@@ -29,7 +29,7 @@ from arignote.graph.destroyhandler import view_root
 from arignote.graph.op import Op
 from arignote.link.python.dispatch import accepts_plain, register_python_thunk
 from arignote.scalar import basic as psb
-from arignote.scalar.composite import Composite, compile_body_source
+from arignote.scalar.composite import Composite
 from arignote.scalar.op import ScalarOp
 from arignote.tensor.elemwise import Elemwise
 
@@ -790,47 +790,8 @@ def _inplace_body(op: Elemwise, node: Apply) -> tuple[Any, tuple[bool, ...]]:
             write_at[c] = t
         written[k] = True
 
-    names: dict = {v: f"i{j}" for j, v in enumerate(ins)}
-    namespace: dict = {}
-    callees: dict = {}
-
-    def callee(fn: Any) -> str:
-        name = callees.get(id(fn))
-        if name is None:
-            name = callees[id(fn)] = f"f{len(callees)}"
-            namespace[name] = fn
-        return name
-
-    def ref(v: Variable) -> str:
-        if v not in names:  # a constant
-            names[v] = f"c{len(namespace)}"
-            namespace[names[v]] = v.data
-        return names[v]
-
-    lines = [f"def inplace_body({', '.join(names[v] for v in ins)}):"]
-    for n in order:
-        args = [ref(x) for x in n.inputs]
-        for j, o in enumerate(n.outputs):
-            names[o] = f"t{position[n]}_{j}"
-        res = ", ".join(names[o] for o in n.outputs)
-        out = f", out=i{write_at[n]}" if n in write_at else ""
-        spec = specs[n]
-        if spec is None:
-            lines.append(f"    {res} = {callee(n.op.impl)}({', '.join(args)})")
-        elif spec[0] == "cast":
-            lines.append(f"    {res} = {args[0]}.astype({callee(spec[1])})")
-        elif spec[0] == "call":
-            lines.append(f"    {res} = {callee(spec[1])}({', '.join(args)}{out})")
-        else:  # "chain": one statement per pair, the last one written into the target
-            f = callee(spec[1])
-            acc = args[0]
-            for a in args[1:-1]:
-                lines.append(f"    {res} = {f}({acc}, {a})")
-                acc = res
-            lines.append(f"    {res} = {f}({acc}, {args[-1]}{out})")
-    lines.append(f"    return {', '.join(ref(o) for o in outs)}")
-    exec(compile_body_source("\n".join(lines)), namespace)
-    made = plans[key] = (namespace["inplace_body"], tuple(written))
+    body = comp.compile_body(_resolve_inner, write_at)
+    made = plans[key] = (body, tuple(written))
     return made
 
 

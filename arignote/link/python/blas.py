@@ -34,6 +34,7 @@ from scipy.linalg import blas as scipy_blas
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
 from arignote.link.python.dispatch import accepts_plain, register_python_thunk
+from arignote.link.python.elemwise import _done_flags, _with_attrs
 from arignote.tensor.gemm import BLAS_DTYPES, Gemm, Gemv, Ger
 from arignote.tensor.products import Dot
 
@@ -49,14 +50,9 @@ def _routine(name: str, dtype: str) -> Callable:
 
 
 def _finish_thunk(thunk: Any, op: Op, in_cells: list[list], out_cells: list[list]) -> Any:
-    """``thunk`` with the attributes ``Op.make_py_thunk`` gives its thunks; it always
-    sets its output cell."""
-    thunk.inputs = in_cells
-    thunk.outputs = out_cells
-    thunk.perform = op.perform
-    thunk.lazy = False
+    """``thunk`` with ``Op.make_py_thunk``'s attributes; it always sets its output cell."""
     thunk.sets_outputs = True
-    return thunk
+    return _with_attrs(thunk, op, in_cells, out_cells)
 
 
 def _fortran(m: np.ndarray) -> tuple[np.ndarray, int]:
@@ -75,10 +71,6 @@ def _usual(dtype: np.dtype, *values: Any) -> bool:
     return all(type(v) is _ndarray and v.dtype == dtype for v in values)
 
 
-def _flags(node: Apply, compute_map: dict | None) -> list[list]:
-    return [] if compute_map is None else [compute_map[v] for v in node.outputs]
-
-
 @register_python_thunk(Gemm, accepts=accepts_plain(Gemm))
 def gemm_thunk(
     op: Gemm,
@@ -95,7 +87,7 @@ def gemm_thunk(
     in_cells = [storage_map[v] for v in node.inputs]
     cz, ca, cx, cy, cb = in_cells
     (cout,) = out_cells = [storage_map[node.outputs[0]]]
-    flags = _flags(node, compute_map)
+    flags = _done_flags(node, compute_map)
     inplace = op.inplace
     perform = op.perform
 
@@ -158,7 +150,7 @@ def gemv_thunk(
     in_cells = [storage_map[v] for v in node.inputs]
     cy, ca, cA, cx, cb = in_cells
     (cout,) = out_cells = [storage_map[node.outputs[0]]]
-    flags = _flags(node, compute_map)
+    flags = _done_flags(node, compute_map)
     inplace = op.inplace
     perform = op.perform
 
@@ -202,7 +194,7 @@ def ger_thunk(
     in_cells = [storage_map[v] for v in node.inputs]
     cA, ca, cx, cy = in_cells
     (cout,) = out_cells = [storage_map[node.outputs[0]]]
-    flags = _flags(node, compute_map)
+    flags = _done_flags(node, compute_map)
     inplace = op.inplace
     perform = op.perform
 
@@ -249,7 +241,7 @@ def dot_thunk(
     dtype = node.outputs[0].type.numpy_dtype
     if dtype.name not in BLAS_DTYPES or xv.type.dtype != dtype.name or yv.type.dtype != dtype.name:
         return op.make_thunk(node, storage_map, compute_map, no_recycling, impl)
-    flags = _flags(node, compute_map)
+    flags = _done_flags(node, compute_map)
     cx, cy = in_cells
     perform = op.perform
     kind = (xv.type.ndim, yv.type.ndim)

@@ -33,7 +33,7 @@ from typing import Any
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.utils import MetaObject
 
-__all__ = ["HasInnerGraph", "Op", "ThunkType"]
+__all__ = ["HasInnerGraph", "Op", "ThunkType", "has_own_thunk"]
 
 ThunkType = Callable[[], None]
 StorageMapType = dict
@@ -300,6 +300,12 @@ class Op(MetaObject):
 
     def __repr__(self) -> str:
         return str(self)
+
+
+def has_own_thunk(op: Any) -> bool:
+    """Whether the class of ``op`` overrides ``Op.make_thunk`` (its own thunk, as
+    ``IfElse``'s lazy one, runs instead of ``perform`` and of any backend's)."""
+    return getattr(type(op), "make_thunk", Op.make_thunk) is not Op.make_thunk
 
 
 class HasInnerGraph:

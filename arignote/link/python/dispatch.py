@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from arignote.graph.basic import Apply, Variable
-from arignote.graph.op import Op
+from arignote.graph.op import Op, has_own_thunk
 
 __all__ = [
     "accepts_plain",
@@ -69,9 +69,7 @@ def accepts_plain(base: type) -> Callable[[Op], bool]:
 
     def accepts(op: Op) -> bool:
         cls = type(op)
-        return (
-            cls.perform is base.perform and cls.make_thunk is Op.make_thunk and not hasattr(op, "get_params")
-        )
+        return cls.perform is base.perform and not has_own_thunk(op) and not hasattr(op, "get_params")
 
     return accepts
 
@@ -123,11 +121,6 @@ def register_python_thunk(op_type: type, accepts: Callable[[Op], bool] | None = 
     return decorator
 
 
-def _own_make_thunk(op: Any) -> bool:
-    """Whether the class of ``op`` overrides ``Op.make_thunk``."""
-    return getattr(type(op), "make_thunk", Op.make_thunk) is not Op.make_thunk
-
-
 def _registered_base(op_type: type) -> type | None:
     """The class of ``op_type``'s MRO whose registration :func:`python_thunk` uses."""
     registry = python_thunk.registry
@@ -141,7 +134,7 @@ def has_fast_impl(op: Any) -> bool:
     """Whether the Python backend runs nodes of ``op`` through a thunk registered for its
     type (a registration's ``accepts`` decides for the Op itself), not the generic
     ``perform`` thunk nor the Op's own ``make_thunk``."""
-    if _own_make_thunk(op):
+    if has_own_thunk(op):
         return False  # the Op's own thunk wins over any registration
     base = _registered_base(type(op))
     if base is None:
@@ -156,7 +149,7 @@ def impl_name(op: Any) -> str:
     generic thunk over ``perform``: the slow path)."""
     if has_fast_impl(op):
         return PYTHON
-    if _own_make_thunk(op):
+    if has_own_thunk(op):
         return OWN_THUNK
     return PERFORM
 

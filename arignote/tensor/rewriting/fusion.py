@@ -71,7 +71,7 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph, Output
-from arignote.graph.op import Op
+from arignote.graph.op import has_own_thunk
 from arignote.graph.utils import gc_paused
 from arignote.scalar import basic as psb
 from arignote.scalar.composite import Composite
@@ -171,7 +171,7 @@ def _candidate(node: Apply) -> bool:
         ok = entry[1][dtypes] = (
             not op.inplace_pattern
             and cls.perform is Elemwise.perform
-            and cls.make_thunk is Op.make_thunk
+            and not has_own_thunk(op)
             and _scalar_fusable(op.scalar_op, dtypes)
         )
     return ok
@@ -184,8 +184,7 @@ def _feeds_lazy_op(node: Apply, clients: dict) -> bool:
 
 
 def _is_lazy(node: Apply) -> bool:
-    cls = type(node.op)
-    return cls is not Output and cls.make_thunk is not Op.make_thunk
+    return type(node.op) is not Output and has_own_thunk(node.op)
 
 
 def _lazy_domains(order: list[Apply], clients: dict) -> dict[Apply, tuple]:

@@ -47,11 +47,12 @@ from arignote.graph.rewriting.db import register_rewrite
 from arignote.scalar.basic import Add, Mul, Neg, Sub
 from arignote.tensor.axes import transpose
 from arignote.tensor.conversion import constant
-from arignote.tensor.elemwise import DimShuffle, Elemwise
+from arignote.tensor.elemwise import DimShuffle
 from arignote.tensor.gemm import BLAS_DTYPES, Gemm, Gemv, Ger
 from arignote.tensor.products import Dot
 from arignote.tensor.rewriting.basic import register_specialize
 from arignote.tensor.rewriting.elemwise import elemwise_of
+from arignote.tensor.rewriting.elemwise import scalar_op_of as _scalar_op
 from arignote.tensor.rewriting.inplace import destroy_handler
 from arignote.tensor.shape import specify_shape
 from arignote.tensor.ufuncs import add, cast, mul, neg, sub
@@ -63,16 +64,6 @@ _MAX_DEPTH = 16
 
 
 # --- reading the expression ------------------------------------------------------------------
-
-
-def _scalar_op(node: Apply | None) -> Any:
-    """The scalar op of a (not in-place) one-output Elemwise node, else None."""
-    if node is None:
-        return None
-    op = node.op
-    if type(op) is not Elemwise or op.inplace_pattern or len(node.outputs) != 1:
-        return None
-    return op.scalar_op
 
 
 def _only_client(fgraph: FunctionGraph, var: Variable, node: Apply) -> bool:

@@ -3,6 +3,8 @@ tracks (so the engine offers it only those nodes)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from arignote.graph.basic import Apply, Constant, Variable
@@ -14,7 +16,7 @@ from arignote.scalar.type import upcast
 from arignote.tensor.conversion import constant
 from arignote.tensor.elemwise import Elemwise
 
-__all__ = ["elemwise_of", "upcast_constant_inputs"]
+__all__ = ["elemwise_of", "scalar_op_of", "upcast_constant_inputs"]
 
 
 def elemwise_of(*scalar_op_classes: type) -> list[OpPattern]:
@@ -27,6 +29,17 @@ def elemwise_of(*scalar_op_classes: type) -> list[OpPattern]:
     [OpPattern(Elemwise, scalar_op=OpPattern(Log))]
     """
     return [OpPattern(Elemwise, scalar_op=OpPattern(cls)) for cls in scalar_op_classes]
+
+
+def scalar_op_of(node: Apply | None) -> Any:
+    """The scalar op of a (not in-place) one-output plain Elemwise node, else None: what
+    the arithmetic rules read an expression through."""
+    if node is None:
+        return None
+    op = node.op
+    if type(op) is not Elemwise or op.inplace_pattern or len(node.outputs) != 1:
+        return None
+    return op.scalar_op
 
 
 @register_rewrite("canonicalize", "fast_run", "fast_compile")

@@ -61,6 +61,7 @@ from arignote.tensor.indexing.basic import Subtensor
 from arignote.tensor.products import Dot
 from arignote.tensor.reductions import Sum
 from arignote.tensor.rewriting.elemwise import elemwise_of
+from arignote.tensor.rewriting.elemwise import scalar_op_of as _scalar_op
 from arignote.tensor.shape import MakeVector, Reshape, Shape, Shape_i, SpecifyShape
 from arignote.tensor.type_other import NoneTypeT
 from arignote.tensor.ufuncs import (
@@ -100,16 +101,6 @@ __all__ = [
 
 
 # --- helpers --------------------------------------------------------------------------------
-
-
-def _scalar_op(node: Apply | None) -> Any:
-    """The scalar op of a (not in-place) Elemwise node with one output, else None."""
-    if node is None:
-        return None
-    op = node.op
-    if type(op) is not Elemwise or op.inplace_pattern or len(node.outputs) != 1:
-        return None
-    return op.scalar_op
 
 
 def _converts_exactly(value: np.ndarray, dtype: str) -> bool:

@@ -814,16 +814,19 @@ def _inplace_composite_thunk(
     that is no writeable array fails at the first write, before anything is written).
     Several are checked first: one could take writes before another fails."""
     body, written = _inplace_body(op, node)
-    plain, trusted = _composite_body(op)
     odts = [v.type.numpy_dtype for v in node.outputs]
     ondim = node.outputs[0].type.ndim
 
-    def fresh(k: int, v: Any, vals: list) -> np.ndarray:
-        if not trusted[k] or type(v) is not _ndarray or v.dtype is not odts[k]:
-            v = _finish(v, vals, odts[k], ondim, None)
-        return v
-
     if written == (True,) and len(in_cells) <= 2:
+
+        def fallback(*vals: Any) -> np.ndarray:
+            # the plain body, made on first use: a target that is no writeable array is rare
+            plain, trusted = _composite_body(op)
+            v = plain(*vals)
+            if not trusted[0] or type(v) is not _ndarray or v.dtype is not odts[0]:
+                v = _finish(v, list(vals), odts[0], ondim, None)
+            return v
+
         (o0,) = out_cells
         ((_, t),) = op.inplace_pattern
         if len(in_cells) == 1:
@@ -836,7 +839,7 @@ def _inplace_composite_thunk(
                 except (TypeError, ValueError):
                     if _writeable(a):
                         raise  # a genuine error (the target took writes: no second try)
-                    o0[0] = fresh(0, plain(a), [a])
+                    o0[0] = fallback(a)
                 for flag in flags:
                     flag[0] = True
 
@@ -860,11 +863,18 @@ def _inplace_composite_thunk(
             except (TypeError, ValueError):
                 if _writeable(b if t else a):
                     raise
-                o0[0] = fresh(0, plain(a, b), [a, b])
+                o0[0] = fallback(a, b)
             for flag in flags:
                 flag[0] = True
 
         return thunk
+
+    plain, trusted = _composite_body(op)
+
+    def fresh(k: int, v: Any, vals: list) -> np.ndarray:
+        if not trusted[k] or type(v) is not _ndarray or v.dtype is not odts[k]:
+            v = _finish(v, vals, odts[k], ondim, None)
+        return v
 
     targets = [(t, odts[k]) for k, t in op.inplace_pattern if written[k]]
     single = op.nout == 1

@@ -1,0 +1,108 @@
+"""Record PyTensor's public names per module into ``tests/data/pytensor_public_names.json``.
+
+Run with an interpreter that has PyTensor 3 installed (the tests never import PyTensor)::
+
+    /path/to/pytensor-venv/bin/python tools/pytensor_names.py
+
+A module's public names are its ``__all__`` (or what a module-level ``__dir__`` lists) when it
+has one, else every name of ``dir(module)``
+that does not start with an underscore, less what the module merely imported: modules
+other than its own submodules (``np``, ``warnings``, ``pytensor.scalar.printing``), classes and
+functions defined outside it and its submodules (``Sequence``, ``reduce``, ``printing.Apply``),
+``typing`` helpers (``Any``, ``TYPE_CHECKING``) and the global ``config``. Values that are not
+classes or functions (``pi``, ``newaxis``, ``exp``, the ``functools.partial`` constructors such
+as ``dmatrices``, the dtype tuples) are kept: a user reads them as the module's. Names that PyTensor
+itself lists but cannot import (a broken deprecation alias) are left out. ``tests/test_api_names.py``
+checks that arignote's matching module has each name.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import importlib
+import inspect
+import json
+import sys
+import types
+import typing
+import warnings
+from pathlib import Path
+
+MODULES = [
+    "pytensor",
+    "pytensor.scalar",
+    "pytensor.tensor",
+    "pytensor.tensor.math",
+    "pytensor.tensor.special",
+    "pytensor.tensor.extra_ops",
+    "pytensor.tensor.linalg",
+    "pytensor.tensor.nlinalg",
+    "pytensor.tensor.slinalg",
+    "pytensor.tensor.random",
+    "pytensor.tensor.random.basic",
+    "pytensor.graph.basic",
+    "pytensor.graph.traversal",
+    "pytensor.graph.fg",
+    "pytensor.compile",
+    "pytensor.gradient",
+    "pytensor.printing",
+]
+
+_TYPING_NAMES = set(dir(typing)) | set(dir(collections.abc))
+
+
+def _is_own(obj: object, module_name: str) -> bool:
+    """Whether ``obj``, found in ``module_name`` (which has no ``__all__``), is that module's.
+
+    Its own are: its submodules, the classes and functions defined in it or in its submodules,
+    and values (instances) other than the global ``config``. What it imported from elsewhere in
+    PyTensor (``pytensor.printing.Apply``, ``pytensor.scalar.config``) is not.
+    """
+    import pytensor
+
+    home = module_name if module_name == "pytensor" else module_name + "."
+    if isinstance(obj, types.ModuleType):
+        return obj.__name__.startswith(home)
+    if inspect.isclass(obj) or inspect.isroutine(obj):
+        defined_in = str(getattr(obj, "__module__", "") or "")
+        return defined_in == module_name or defined_in.startswith(home)
+    return obj is not pytensor.config
+
+
+def public_names(module_name: str) -> list[str]:
+    module = importlib.import_module(module_name)
+    names = getattr(module, "__all__", None)
+    # a module-level __dir__ (nlinalg, slinalg: names moved to linalg, still importable) lists
+    # exactly what the module offers, like __all__
+    if names is None and "__dir__" in vars(module):
+        names = [n for n in module.__dir__() if not n.startswith("_")]
+    has_all = names is not None
+    if not has_all:
+        names = [n for n in dir(module) if not n.startswith("_") and n not in _TYPING_NAMES]
+    kept = []
+    for name in names:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                obj = getattr(module, name)
+        except Exception:  # PyTensor lists it but cannot import it
+            continue
+        if has_all or _is_own(obj, module_name):
+            kept.append(name)
+    return sorted(set(kept))
+
+
+def main() -> None:
+    import pytensor
+
+    out = {"pytensor_version": pytensor.__version__, "modules": {}}
+    for module_name in MODULES:
+        out["modules"][module_name] = public_names(module_name)
+    path = Path(__file__).resolve().parent.parent / "tests" / "data" / "pytensor_public_names.json"
+    path.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    total = sum(len(v) for v in out["modules"].values())
+    print(f"wrote {path}: {total} names in {len(MODULES)} modules", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -93,7 +93,6 @@ NOT_YET: dict[str, set[str]] = {
         "predefined_optimizers",
         "register_linker",
         "register_optimizer",
-        "sharedvalue",
         "view_op",
         "view_tree_set",
         "wrap_py",
@@ -238,7 +237,6 @@ NOT_YET: dict[str, set[str]] = {
         "int_out_nocomplex",
         "ints",
         "loop",
-        "math",
         "mod_check",
         "pprint",
         "real_out",
@@ -323,16 +321,30 @@ NOT_YET: dict[str, set[str]] = {
 }
 
 
-def _load() -> dict[str, list[str]]:
-    return json.loads(DATA.read_text())["modules"]
+def _load(key: str = "modules") -> dict[str, list[str]]:
+    return json.loads(DATA.read_text())[key]
+
+
+def _has(module, name: str, is_submodule: bool) -> bool:
+    if hasattr(module, name):
+        return True
+    if not is_submodule:
+        return False
+    # a submodule is an attribute only once imported: import it
+    try:
+        importlib.import_module(f"{module.__name__}.{name}")
+    except ModuleNotFoundError:
+        return False
+    return True
 
 
 def _missing(module_name: str, names: list[str]) -> set[str]:
     ours = "arignote" + module_name[len("pytensor") :]
+    submodules = set(_load("submodules").get(module_name, ()))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         module = importlib.import_module(ours)
-        return {name for name in names if not hasattr(module, name)}
+        return {name for name in names if not _has(module, name, name in submodules)}
 
 
 MODULES = sorted(_load())

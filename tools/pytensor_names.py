@@ -13,7 +13,8 @@ functions defined outside it and its submodules (``Sequence``, ``reduce``, ``pri
 classes or functions (``pi``, ``newaxis``, ``exp``, the ``functools.partial`` constructors such
 as ``dmatrices``, the dtype tuples) are kept: a user reads them as the module's. Names that PyTensor
 itself lists but cannot import (a broken deprecation alias) are left out. ``tests/test_api_names.py``
-checks that arignote's matching module has each name.
+checks that arignote's matching module has each name (a submodule, listed apart, by importing it:
+whether a package has a submodule as an attribute depends on what was imported before).
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ def _is_own(obj: object, module_name: str) -> bool:
     return obj is not pytensor.config
 
 
-def public_names(module_name: str) -> list[str]:
+def public_names(module_name: str) -> tuple[list[str], list[str]]:
+    """The module's public names, and those of them that are its submodules."""
     module = importlib.import_module(module_name)
     names = getattr(module, "__all__", None)
     # a module-level __dir__ (nlinalg, slinalg: names moved to linalg, still importable) lists
@@ -79,7 +81,7 @@ def public_names(module_name: str) -> list[str]:
     has_all = names is not None
     if not has_all:
         names = [n for n in dir(module) if not n.startswith("_") and n not in _TYPING_NAMES]
-    kept = []
+    kept, submodules = [], []
     for name in names:
         try:
             with warnings.catch_warnings():
@@ -89,15 +91,19 @@ def public_names(module_name: str) -> list[str]:
             continue
         if has_all or _is_own(obj, module_name):
             kept.append(name)
-    return sorted(set(kept))
+            if isinstance(obj, types.ModuleType):
+                submodules.append(name)
+    return sorted(set(kept)), sorted(set(submodules))
 
 
 def main() -> None:
     import pytensor
 
-    out = {"pytensor_version": pytensor.__version__, "modules": {}}
+    out = {"pytensor_version": pytensor.__version__, "modules": {}, "submodules": {}}
     for module_name in MODULES:
-        out["modules"][module_name] = public_names(module_name)
+        out["modules"][module_name], submodules = public_names(module_name)
+        if submodules:
+            out["submodules"][module_name] = submodules
     path = Path(__file__).resolve().parent.parent / "tests" / "data" / "pytensor_public_names.json"
     path.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
     total = sum(len(v) for v in out["modules"].values())

@@ -42,7 +42,9 @@ __all__ = ["DestroyHandler", "view_root"]
 def _pairs(node: Apply, attr: str) -> list[tuple[int, int]]:
     """``(output, input)`` positions of the node's ``view_map``/``destroy_map`` (a graph
     output's Output node, which has no outputs, declares none)."""
-    mapping = getattr(node.op, attr, None) or {}
+    mapping = getattr(node.op, attr, None)
+    if not mapping:
+        return []
     n_out = len(node.outputs)
     return [(o, i) for o, ins in mapping.items() if o < n_out for i in ins]
 
@@ -50,11 +52,19 @@ def _pairs(node: Apply, attr: str) -> list[tuple[int, int]]:
 def view_root(v: Variable) -> Variable:
     """The Variable whose memory ``v`` shares, following ``view_map`` up (``v`` itself if
     it is not a view)."""
-    while v.owner is not None:
-        src = [i for o, i in _pairs(v.owner, "view_map") if v.owner.outputs[o] is v]
-        if not src:
+    while (owner := v.owner) is not None:
+        # (asked hundreds of thousands of times while a large graph is made in place:
+        # most Ops declare no view_map, and that answer must cost one attribute read)
+        view_map = getattr(owner.op, "view_map", None)
+        if not view_map:
             break
-        v = v.owner.inputs[src[0]]
+        outputs = owner.outputs
+        src = next(
+            (ins[0] for o, ins in view_map.items() if ins and o < len(outputs) and outputs[o] is v), None
+        )
+        if src is None:
+            break
+        v = owner.inputs[src]
     return v
 
 

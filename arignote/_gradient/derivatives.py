@@ -194,7 +194,15 @@ def _sum_terms(terms: list[Variable]) -> Variable:
         return terms[0]
     if len(real) == 1:
         return real[0]
-    return add(*real)
+    if all(isinstance(t.type, TensorType) for t in real):
+        return add(*real)
+    # terms of other Types (sparse matrices) add with their own operators, which also take
+    # tensors: those go first, so that every ``+`` has one of them on its left
+    ordered = sorted(real, key=lambda t: isinstance(t.type, TensorType))
+    total = ordered[0]
+    for t in ordered[1:]:
+        total = total + t
+    return total
 
 
 def _backpropagate(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from arignote.graph.basic import Variable
+from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import cast
 
 __all__: list[str] = []
@@ -28,5 +29,7 @@ def _match_dtype(v: Variable, g: Variable) -> Variable:
     if vd is None or gd is None or vd == gd:
         return g
     if np.dtype(vd).kind in "fc" and np.dtype(gd).kind in "fc":
+        if not isinstance(g.type, TensorType) and hasattr(g, "astype"):
+            return g.astype(vd)  # another Type's own cast (a sparse matrix's)
         return cast(g, vd)
     return g

@@ -187,7 +187,11 @@ class ConstantPrinter(Printer):
         memo = pstate.memo
         if output in memo:
             return memo[output]
-        memo[output] = result = str(output.data)
+        data = output.data
+        # a value without a one-line text of its own (a scipy.sparse matrix prints every
+        # entry) is shown as its Constant shows itself
+        text = str(output) if hasattr(data, "nnz") else str(data)
+        memo[output] = result = text
         return result
 
 

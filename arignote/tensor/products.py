@@ -27,7 +27,7 @@ from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
 from arignote.graph.replace import register_batch_rule
-from arignote.scalar.type import complex_types, upcast
+from arignote.scalar.type import ScalarType, complex_types, upcast
 from arignote.tensor.axes import expand_dims, squeeze, transpose
 from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.elemwise import DimShuffle, normalize_axis
@@ -164,8 +164,16 @@ def dot(a: Any, b: Any) -> Variable:
 
     0-d operands multiply elementwise; 1-d and 2-d operands use :class:`Dot`; otherwise
     the last axis of ``a`` is summed against the second-to-last axis of ``b`` (its only
-    axis if ``b`` is 1-d), through :func:`tensordot`.
+    axis if ``b`` is 1-d), through :func:`tensordot`. An operand of another kind of matrix
+    (a sparse one) multiplies through its own ``__dot__``/``__rdot__``, as in PyTensor.
     """
+    for operand in (a, b):
+        if (
+            isinstance(operand, Variable)
+            and not isinstance(operand.type, (TensorType, ScalarType))
+            and hasattr(operand, "__dot__")
+        ):
+            return a.__dot__(b) if operand is a else b.__rdot__(a)
     a = as_tensor_variable(a)
     b = as_tensor_variable(b)
     if a.type.ndim == 0 or b.type.ndim == 0:

@@ -81,8 +81,11 @@ def _grad_like(g: Variable, x: Variable) -> Variable:
 def _zero_grad(x: Variable) -> Variable:
     """A zero gradient for ``x``: zeros shaped like it, in its dtype if float else floatX."""
     kind = np.dtype(x.type.dtype).kind
+    dtype = x.type.dtype if kind in "fc" else config.floatX
+    if not isinstance(x.type, TensorType) and hasattr(x, "zeros_like"):
+        return x.zeros_like(dtype=dtype)  # another Type's own zeros (a sparse matrix's)
     # the method, not alloc.zeros_like: alloc's Ops use these helpers for their own rules
-    return as_tensor_variable(x).zeros_like(dtype=x.type.dtype if kind in "fc" else config.floatX)
+    return as_tensor_variable(x).zeros_like(dtype=dtype)
 
 
 class Shape(Op):

@@ -1,0 +1,145 @@
+"""Ops that change how a sparse matrix is laid out, not its values: ``transpose`` (CSR
+becomes CSC and back, the entries in the same order), ``as_format`` (CSR <-> CSC of the same matrix)
+and ``cast`` (the dtype of the stored values).
+
+>>> import numpy as np
+>>> import scipy.sparse as sp
+>>> from arignote import sparse
+>>> x = sparse.csr_matrix("x", dtype="float64")
+>>> x.T.format
+'csc'
+>>> x.T.eval({x: sp.csr_matrix(np.array([[0.0, 2.0], [3.0, 0.0]]))}).toarray()
+array([[0., 3.],
+       [2., 0.]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from arignote.configdefaults import config
+from arignote.graph.basic import Apply, Variable
+from arignote.graph.op import Op
+from arignote.scalar.type import _normalize_dtype
+from arignote.sparse.construction import sp_zeros_like
+from arignote.sparse.conversion import as_sparse_variable
+from arignote.sparse.type import SparseTensorType, all_dtypes
+
+__all__ = ["AsFormat", "Cast", "Transpose", "as_format", "cast", "transpose"]
+
+_OTHER = {"csr": "csc", "csc": "csr"}
+
+
+class Transpose(Op):
+    """The transpose of a CSR (CSC) matrix, as a CSC (CSR) matrix with the same layout of
+    its buffers (copied, so that the result never aliases the input). The gradient is the
+    transpose of the output gradient."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_sparse_variable(x)
+        out = SparseTensorType(_OTHER[x.type.format], x.type.dtype, x.type.shape[::-1])()
+        return Apply(self, [x], [out])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        output_storage[0][0] = inputs[0].transpose(copy=True)
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        (gz,) = output_grads
+        return [transpose_any(gz)]
+
+    def __str__(self) -> str:
+        return "SparseTranspose"
+
+
+_transpose = Transpose()
+
+
+def transpose(x: Any) -> Variable:
+    """The transpose of a sparse matrix (CSR becomes CSC and back, entries in place)."""
+    return _transpose(as_sparse_variable(x))
+
+
+def transpose_any(x: Variable) -> Variable:
+    """The transpose of a sparse or dense matrix Variable."""
+    if isinstance(x.type, SparseTensorType):
+        return _transpose(x)
+    return x.T
+
+
+class AsFormat(Op):
+    """The same matrix in the other format (a copy: CSR <-> CSC reorders the entries).
+    The gradient is the output gradient in the input's format."""
+
+    __props__ = ("format",)
+
+    def __init__(self, format: str):
+        if format not in _OTHER:
+            raise ValueError(f"AsFormat: format must be 'csr' or 'csc', got {format!r}")
+        self.format = format
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_sparse_variable(x)
+        return Apply(self, [x], [x.type.clone(format=self.format)()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        output_storage[0][0] = inputs[0].asformat(self.format, copy=True)
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        (gz,) = output_grads
+        return [as_format(gz, inputs[0].type.format) if isinstance(gz.type, SparseTensorType) else gz]
+
+
+def as_format(x: Any, format: str) -> Variable:
+    """``x`` in ``format`` (``x`` itself when it already is)."""
+    x = as_sparse_variable(x)
+    return x if x.type.format == format else AsFormat(format)(x)
+
+
+class Cast(Op):
+    """The sparse matrix with its stored values cast to ``out_type`` (a dtype name)."""
+
+    __props__ = ("out_type",)
+
+    def __init__(self, out_type: Any):
+        out_type = _normalize_dtype(out_type)
+        if out_type not in all_dtypes:
+            raise TypeError(f"sparse Cast: no sparse matrix of dtype {out_type}; use one of {all_dtypes}")
+        self.out_type = out_type
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_sparse_variable(x)
+        return Apply(self, [x], [x.type.clone(dtype=self.out_type)()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        output_storage[0][0] = inputs[0].astype(self.out_type, copy=True)
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        (x,) = inputs
+        (gz,) = output_grads
+        if np.dtype(x.type.dtype).kind in "fc" and isinstance(gz.type, SparseTensorType):
+            return [cast(gz, x.type.dtype)]
+        if np.dtype(x.type.dtype).kind in "fc":
+            return [gz.astype(x.type.dtype)]
+        # an integer matrix: a zero gradient (floatX), stored nowhere
+        return [sp_zeros_like(cast(x, config.floatX))]
+
+    def __str__(self) -> str:
+        return f"SparseCast{{{self.out_type}}}"
+
+
+def cast(x: Any, dtype: Any) -> Variable:
+    """``x`` with its stored values cast to ``dtype`` (``x`` itself when it has it)."""
+    x = as_sparse_variable(x)
+    dtype = _normalize_dtype(dtype)
+    return x if x.type.dtype == dtype else Cast(dtype)(x)

@@ -113,9 +113,21 @@ class Composite(ScalarOp, HasInnerGraph):
         self._order = self._fgraph.toposort()
         self._signature = self._make_signature()
         self._hash = self._signature_hash()
-        self._text = self._make_text()
-        super().__init__(None, name=name or f"Composite{{{self._text}}}")
+        super().__init__(None, name=name)
+        self._name = name  # (None: the body's text, made when first asked for)
         self._fn: Any = None
+
+    @property
+    def name(self) -> str:
+        """``Composite{...}`` with the body's text, made when first asked for: fusion makes
+        a Composite per fused group, and few of them are ever printed."""
+        if self._name is None:
+            self._name = f"Composite{{{self._make_text()}}}"
+        return self._name
+
+    @name.setter
+    def name(self, value: str | None) -> None:
+        self._name = value
 
     # -- inner graph ----------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ from arignote.tensor.checks import check_values
 from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.elemwise import normalize_axis
 from arignote.tensor.indexing.index import (
+    LazyText,
     PicklableIndex,
     ReadsPart,
     StaticLengths,
@@ -138,7 +139,7 @@ class AdvancedIncSubtensor1(WritesPart, Op):
         x = as_tensor_variable(x)
         y = as_tensor_variable(y)
         ilist = _row_index(self, x, ilist)
-        check_inc_value(x, y, (ilist.type.shape[0], *x.type.shape[1:]), str(self))
+        check_inc_value(x, y, (ilist.type.shape[0], *x.type.shape[1:]), LazyText(lambda: str(self)))
         return Apply(self, [x, y, ilist], [TensorType(x.type.dtype, x.type.shape)()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:

@@ -748,13 +748,29 @@ def index_error(op: Any, err: Exception, x: np.ndarray) -> Exception:
     return type(err)(f"{op}: {err} (indexing a tensor of shape {x.shape})")
 
 
+class LazyText:
+    """Text for an error message, made only if one is raised: printing the Op and the
+    indexed Variable costs more than the checks, and the gradient of many indexed terms
+    builds thousands of index nodes."""
+
+    __slots__ = ("_make",)
+
+    def __init__(self, make: Callable[[], str]) -> None:
+        self._make = make
+
+    def __str__(self) -> str:
+        return self._make()
+
+
 def checked_part(op: Any, x: Variable, inputs: Sequence[Any]) -> tuple[list[Variable], tuple]:
     """The build-time checks of a node of ``op`` (an Op with an ``idx_list``) indexing ``x``
     with the index ``inputs``: those inputs as Variables, and the static shape of ``x[idx]``."""
-    what = str(op)
+    what: Any = LazyText(lambda: str(op))
     check_ndim(x, op.idx_list, what)
     idx = check_index_inputs(what, op.idx_list, inputs)
-    check_static_index(x.type.shape, indices_from_subtensor(idx, op.idx_list), f"{what} of {x}")
+    check_static_index(
+        x.type.shape, indices_from_subtensor(idx, op.idx_list), LazyText(lambda: f"{op} of {x}")
+    )
     shape = indexed_shape(x.type.shape, op.idx_list, idx, [i.type.shape for i in idx], StaticLengths(), what)
     return idx, shape
 
@@ -846,7 +862,7 @@ class WritesPart:
         x = as_tensor_variable(x)
         y = as_tensor_variable(y)
         idx, target = checked_part(self, x, inputs)
-        check_inc_value(x, y, target, str(self))
+        check_inc_value(x, y, target, LazyText(lambda: str(self)))
         return Apply(self, [x, y, *idx], [TensorType(x.type.dtype, x.type.shape)()])
 
     def _variant(self, **changes: Any) -> Op:

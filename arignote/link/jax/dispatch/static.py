@@ -1,0 +1,90 @@
+"""What the JAX implementations of Ops share: static values, data-dependent shapes, run-time checks.
+
+``jax.jit`` traces a function with abstract values, so a length, an axis or a slice bound
+that decides the *shape* of a result must be known without the data: a constant of the graph
+(read from the node when the function is made), or, when the function runs outside ``jit``
+(eager evaluation), the concrete value it is called with. :func:`static_input` gives the
+first, :func:`concrete` the second, and anything else is a :class:`DataDependentShapeError`
+naming the node. Checks that NumPy's code raises for (a singular matrix with
+``on_error="raise"``, :class:`~arignote.tensor.checks.CheckValues`) cannot raise inside a
+traced function; :func:`raise_unless` runs them on the host when the values arrive, and the
+call fails with the message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from arignote.graph.basic import Apply, Constant
+
+__all__ = [
+    "DataDependentShapeError",
+    "static_input",
+    "concrete",
+    "concrete_int",
+    "raise_unless",
+    "as_dtype",
+]
+
+
+class DataDependentShapeError(ValueError):
+    """A node whose output shape depends on values that ``jax.jit`` only sees abstractly."""
+
+
+def static_input(node: Apply | None, i: int) -> np.ndarray | None:
+    """The value of ``node.inputs[i]`` when it is a constant of the graph, else None."""
+    if node is None or i >= len(node.inputs):
+        return None
+    v = node.inputs[i]
+    return np.asarray(v.data) if isinstance(v, Constant) else None
+
+
+def _is_tracer(value: Any) -> bool:
+    return isinstance(value, jax.core.Tracer)
+
+
+def concrete(value: Any, node: Apply | None, what: str) -> np.ndarray:
+    """``value`` as a NumPy array, when it is concrete (outside ``jit``); inside ``jit`` a
+    :class:`DataDependentShapeError` saying that ``what`` of ``node`` must be static."""
+    if not _is_tracer(value):
+        return np.asarray(value)
+    raise DataDependentShapeError(
+        f"{node.op if node is not None else 'an Op'} (node {node}): {what} decides the shape of the "
+        "result, and under jax.jit it is only known when the function runs. Make it a constant of "
+        "the graph, or run this graph with another backend"
+    )
+
+
+def concrete_int(value: Any, node: Apply | None, what: str) -> int:
+    """:func:`concrete` of a scalar integer."""
+    return int(concrete(value, node, what))
+
+
+def raise_unless(ok: Any, message: Callable[..., str] | str, *details: Any, error: type = ValueError) -> None:
+    """Raise ``error(message)`` when the run-time boolean ``ok`` is false.
+
+    Outside ``jit`` it raises at once; inside, a host callback raises when the values arrive
+    (JAX then fails the call with a ``JaxRuntimeError`` whose text holds the message).
+    ``message`` may be a function of the ``details`` values (to show the offending values).
+    """
+
+    def check(ok_value: Any, *detail_values: Any) -> None:
+        if not bool(np.all(ok_value)):
+            text = message(*detail_values) if callable(message) else message
+            raise error(text)
+
+    if not _is_tracer(ok) and not any(map(_is_tracer, details)):
+        check(np.asarray(ok), *(np.asarray(d) for d in details))
+        return
+    jax.debug.callback(check, ok, *details)
+
+
+def as_dtype(value: Any, dtype: Any) -> Any:
+    """``value`` as a JAX array of ``dtype`` (a no-op when it is one already)."""
+    value = jnp.asarray(value)
+    return value if value.dtype == np.dtype(dtype) else value.astype(dtype)

@@ -1,0 +1,52 @@
+"""Every pushforward-catalogue case, run with the JAX implementations and compared with the
+reference VM node by node (:func:`tests.link.jax.evaluate.check_nodes`).
+
+The catalogue (``tests/test_pushforward_catalogue_*.py``) holds, for each Op class that has a
+derivative rule, small graphs with test values: here each node of those graphs that has a JAX
+implementation gets the reference values of its inputs and must give the reference values of
+its outputs (values, shapes, dtypes), eagerly; the nodes of the case's own Op class run under
+``jax.jit`` as well (they must trace: static shapes), except where the shape of the result
+depends on the values (:data:`DATA_DEPENDENT`: there the error must say so).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+jax = pytest.importorskip("jax")
+
+from arignote.link.jax.dispatch.static import DataDependentShapeError  # noqa: E402
+from tests.link.jax.evaluate import check_nodes  # noqa: E402
+from tests.test_pushforward_catalogue import CASES  # noqa: E402
+from tests.test_pushforward_catalogue_harness import case_params, resolve  # noqa: E402
+
+#: Case id -> why its node cannot run under jax.jit: its result's shape depends on values
+DATA_DEPENDENT: dict[str, str] = {
+    "Subtensor[2]": "x[i:, i]: a slice bound that is an input decides the length",
+    "AdvancedSubtensor[2]": "x[x > 0.2]: the number of True entries of a mask is the length",
+    "Nonzero[0]": "the number of nonzero entries is the length",
+    "Bincount[0]": "the largest value of x decides the length",
+    "Unique[0]": "the number of distinct values is the length",
+    "Unique[1]": "the number of distinct rows is the length",
+}
+
+
+def _of_class(node, cls: type) -> bool:
+    return type(node.op) is cls or type(getattr(node.op, "core_op", None)) is cls
+
+
+@pytest.mark.parametrize("name, builder", case_params(CASES))
+def test_case_nodes_match_the_reference(request, name: str, builder) -> None:
+    case_id = request.node.callspec.id
+    case = builder("float64")
+    cls = resolve(name)
+
+    def under_jit(node) -> bool:
+        return _of_class(node, cls)
+
+    if case_id in DATA_DEPENDENT:
+        check_nodes(case.inputs, case.outputs, case.values)  # eagerly: concrete values
+        with pytest.raises(DataDependentShapeError, match="jax.jit"):
+            check_nodes(case.inputs, case.outputs, case.values, jit=under_jit)
+        return
+    check_nodes(case.inputs, case.outputs, case.values, jit=under_jit)

@@ -17,6 +17,7 @@ from arignote.graph.op import Op
 from arignote.graph.type import Type
 from arignote.ifelse import ifelse
 from arignote.printing import debugprint, dprint, pprint, pydotprint
+from arignote.scan import foldl, foldr, map, reduce, scan
 
 __version__ = "0.1.0"
 
@@ -33,13 +34,18 @@ __all__ = [
     "Variable",
     "__version__",
     "config",
+    "foldl",
+    "foldr",
     "debugprint",
     "dprint",
     "function",
     "grad",
     "get_mode",
     "ifelse",
+    "map",
     "pprint",
     "pydotprint",
+    "reduce",
+    "scan",
     "shared",
 ]

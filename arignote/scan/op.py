@@ -1,0 +1,509 @@
+"""The :class:`Scan` Op: a loop whose body is a compiled inner graph.
+
+One node runs ``n`` steps of its inner function. The inner function is compiled once per
+Op (with the same rewrite pipeline as any function) and called every step through its
+virtual machine directly: the loop writes each step's inputs into the inner function's
+input cells (views of the sequences and of the output buffers), runs it, and copies its
+outputs into buffers allocated once per call. The loop itself is one small function,
+:func:`run_loop`, the seam where a compiled backend can take over the whole loop.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from copy import copy
+from typing import Any
+
+import numpy as np
+
+from arignote.compile.builders import _filter_inputs, _graph_signature
+from arignote.compile.function import function
+from arignote.graph.basic import Apply, Variable, clone_get_equiv
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.op import HasInnerGraph, Op
+from arignote.scan.utils import ScanInfo
+from arignote.tensor.conversion import as_tensor_variable
+from arignote.tensor.shape import Shape_i
+from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import cast, maximum, minimum
+
+__all__ = ["Scan", "run_loop"]
+
+_compile_lock = threading.RLock()
+
+
+def _is_tensor(t: Any) -> bool:
+    return isinstance(t, TensorType)
+
+
+def _copy_value(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    return copy(value) if not hasattr(value, "bit_generator") else _copy_generator(value)
+
+
+def _copy_generator(g: Any) -> Any:
+    new = np.random.Generator(type(g.bit_generator)())
+    new.bit_generator.state = g.bit_generator.state
+    return new
+
+
+class Scan(Op, HasInnerGraph):
+    """A loop over an inner graph (built by :func:`arignote.scan`; see :class:`ScanInfo`
+    for the layout of its inputs and outputs).
+
+    ``inputs``/``outputs``: the inner graph (cloned). ``mode``: how the inner function is
+    compiled (default: the configured mode). ``truncate_gradient``: the number of steps
+    back-propagation goes through (-1: all). ``profile``: record the loop's cost per step
+    (see :meth:`loop_summary`).
+    """
+
+    def __init__(
+        self,
+        inputs: list[Variable],
+        outputs: list[Variable],
+        info: ScanInfo,
+        *,
+        mode: Any = None,
+        name: str | None = None,
+        truncate_gradient: int = -1,
+        profile: Any = False,
+    ):
+        self.info = info
+        self.mode = mode
+        self.name = name
+        self.truncate_gradient = int(truncate_gradient)
+        self.profile = profile
+        memo = {v: v.type(name=v.name) for v in inputs}
+        equiv = clone_get_equiv([], outputs, copy_inputs=False, copy_orphans=False, memo=memo)
+        self.fgraph = FunctionGraph([memo[v] for v in inputs], [equiv[o] for o in outputs], clone=False)
+        n_in = sum(len(t) for t in info.seq_taps) + sum(len(t) for t in info.rec_taps) + info.n_non_seqs
+        n_out = info.n_rec + info.n_nit_sot + int(info.as_while)
+        if len(inputs) != n_in or len(outputs) != n_out:
+            raise ValueError(
+                f"Scan: the layout {info} needs {n_in} inner inputs and {n_out} inner outputs, got "
+                f"{len(inputs)} and {len(outputs)}"
+            )
+        self._signature = _graph_signature(self.inner_inputs, self.inner_outputs)
+        try:
+            self._hash = hash((self._signature, info, self.truncate_gradient))
+        except TypeError:
+            self._signature = None
+            self._hash = id(self)
+        self._fn: Any = None
+        self.loop_stats = {"calls": 0, "steps": 0, "seconds": 0.0}
+
+    # -- identity and printing --------------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(self) is not type(other) or self._signature is None or other._signature is None:
+            return False
+        return (
+            self._hash == other._hash
+            and self.info == other.info
+            and self.truncate_gradient == other.truncate_gradient
+            and self._signature == other._signature
+            and self.mode == other.mode
+        )
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._hash))
+
+    def __str__(self) -> str:
+        parts = [self.name or "scan_fn"]
+        if self.info.as_while:
+            parts.append("while_loop=True")
+        if any(self.info.keep):
+            parts.append(f"keep={list(self.info.keep)}")
+        return "Scan{" + ", ".join(parts) + "}"
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_fn"] = None
+        return state
+
+    def clone(self) -> Scan:
+        res = copy(self)
+        equiv = clone_get_equiv(self.inner_inputs, self.inner_outputs, clone_inner_graphs=True)
+        res.fgraph = FunctionGraph(
+            [equiv[v] for v in self.inner_inputs], [equiv[v] for v in self.inner_outputs], clone=False
+        )
+        res._fn = None
+        return res
+
+    def with_info(self, info: ScanInfo) -> Scan:
+        """This loop with another layout of the same inner graph (e.g. other ``keep``)."""
+        return Scan(
+            self.inner_inputs,
+            self.inner_outputs,
+            info,
+            mode=self.mode,
+            name=self.name,
+            truncate_gradient=self.truncate_gradient,
+            profile=self.profile,
+        )
+
+    def get_oinp_iinp_iout_oout_mappings(self) -> dict:
+        """Which outer input feeds each inner input (for printing the inner graph)."""
+        info = self.info
+        seqs, recs, nons = info.inner_slices()
+        pairs: dict[int, int] = {}
+        for i, sl in enumerate(seqs):
+            for k in range(sl.start, sl.stop):
+                pairs[k] = 1 + i
+        for j, sl in enumerate(recs):
+            for k in range(sl.start, sl.stop):
+                pairs[k] = 1 + info.n_seqs + j
+        for m, k in enumerate(range(nons.start, nons.stop)):
+            pairs[k] = 1 + info.n_seqs + info.n_rec + m
+        return {"outer_inp_from_inner_inp": pairs}
+
+    # -- the inner function ---------------------------------------------------------------------
+
+    @property
+    def fn(self) -> Any:
+        """The compiled inner function (compiled on first use, then reused every step)."""
+        if self._fn is None:
+            with _compile_lock:
+                if self._fn is None:
+                    fn = function(
+                        self.inner_inputs,
+                        self.inner_outputs,
+                        mode=self.mode,
+                        on_unused_input="ignore",
+                        profile=True if self.profile else None,
+                        name=self.name,
+                    )
+                    fn.trust_input = True
+                    self._fn = fn
+        return self._fn
+
+    # -- building -------------------------------------------------------------------------------
+
+    def split_outer(self, inputs: Sequence[Any]) -> tuple[Any, list, list, list]:
+        info = self.info
+        a, b = 1 + info.n_seqs, 1 + info.n_seqs + info.n_rec
+        return inputs[0], list(inputs[1:a]), list(inputs[a:b]), list(inputs[b:])
+
+    def outer_input_types(self) -> list:
+        """The Types the outer inputs must have (``n_steps`` aside)."""
+        info = self.info
+        ins = self.inner_inputs
+        seqs, recs, nons = info.inner_slices()
+        types = []
+        for sl in seqs:
+            t = ins[sl.start].type
+            types.append(TensorType(t.dtype, (None, *t.shape)))
+        for sl in recs:
+            t = ins[sl.start].type
+            types.append(TensorType(t.dtype, (None, *t.shape)) if _is_tensor(t) else t)
+        types.extend(v.type for v in ins[nons])
+        return types
+
+    def outer_output_types(self) -> list:
+        info = self.info
+        outs = self.inner_outputs
+        types = []
+        for k in range(info.n_rec + info.n_nit_sot):
+            t = outs[k].type
+            if not _is_tensor(t):
+                types.append(t)
+                continue
+            keep = info.keep[k]
+            length = None
+            if k < info.n_rec and keep and keep >= info.rec_len(k):
+                length = keep
+            types.append(TensorType(t.dtype, (length, *t.shape)))
+        return types
+
+    def make_node(self, n_steps: Any, *inputs: Any) -> Apply:
+        info = self.info
+        n_steps = as_tensor_variable(n_steps)
+        if n_steps.type.ndim != 0 or np.dtype(n_steps.type.dtype).kind not in "iu":
+            raise TypeError(
+                f"{self}: n_steps must be an integer scalar, got {n_steps} of Type {n_steps.type}"
+            )
+        if n_steps.type.dtype != "int64":
+            n_steps = cast(n_steps, "int64")
+        types = self.outer_input_types()
+        if len(inputs) != len(types):
+            raise ValueError(
+                f"{self} takes n_steps and {len(types)} inputs ({info.n_seqs} sequences, {info.n_rec} "
+                f"initial values, {info.n_non_seqs} non-sequences), got {len(inputs)}"
+            )
+        checked = _filter_inputs(self, inputs, types)
+        return Apply(self, [n_steps, *checked], [t() for t in self.outer_output_types()])
+
+    # -- running --------------------------------------------------------------------------------
+
+    def n_effective(self, n_steps: int, seqs: Sequence[np.ndarray]) -> int:
+        """Steps run: ``n_steps``, or fewer when a sequence is shorter (never below 0)."""
+        n = int(n_steps)
+        for i, s in enumerate(seqs):
+            _, span = self.info.seq_span(i)
+            n = min(n, s.shape[0] - span)
+        return max(n, 0)
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        info = self.info
+        fn = self.fn
+        n_steps, seqs, inits, non_seqs = self.split_outer(inputs)
+        n = self.n_effective(n_steps, seqs)
+        cells = [c.storage for c in fn.input_storage]
+        out_cells = fn.output_storage
+        seq_sl, rec_sl, non_sl = info.inner_slices()
+
+        seq_feeds = []  # (cell, array, row offset): cell <- array[t + offset]
+        for i, (sl, s) in enumerate(zip(seq_sl, seqs)):
+            off, _ = info.seq_span(i)
+            for k, tap in zip(range(sl.start, sl.stop), info.seq_taps[i]):
+                seq_feeds.append((cells[k], s, tap + off))
+
+        protect = {id(c) for c in fn._protect}
+        const_feeds = []  # non-sequences an inner node overwrites: set again every step
+        for k, value in zip(range(non_sl.start, non_sl.stop), non_seqs):
+            cells[k][0] = value
+            if id(cells[k]) in protect:
+                const_feeds.append((cells[k], value))
+
+        bufs: list[Any] = []
+        rec_feeds = []  # (cell, buffer index, tap)
+        writes = []  # (out cell, buffer index)
+        ring: list[int] = []  # per buffer: rows held (0: one row per step)
+        starts: list[int] = []  # per buffer: position of its first step's row
+        objects = []  # per recurrent output of another Type: its current value (a 1-list)
+        for j, (sl, init) in enumerate(zip(rec_sl, inits)):
+            t = self.inner_inputs[sl.start].type
+            if not _is_tensor(t):
+                holder = [init]
+                objects.append((cells[sl.start], out_cells[j], holder))
+                bufs.append(holder)
+                ring.append(-1)
+                starts.append(0)
+                continue
+            L = info.rec_len(j)
+            if init.shape[0] != L:
+                raise ValueError(
+                    f"{self}: the initial value of recurrent output {j} must have {L} rows (one per step "
+                    f"back its taps {list(info.rec_taps[j])} reach), got shape {init.shape}"
+                )
+            keep = info.keep[j]
+            rows = max(keep, L) if keep else L + n
+            buf = np.empty((rows, *init.shape[1:]), dtype=t.dtype)
+            buf[:L] = init
+            bufs.append(buf)
+            ring.append(rows if keep else 0)
+            starts.append(L)
+            for k, tap in zip(range(sl.start, sl.stop), info.rec_taps[j]):
+                rec_feeds.append((cells[k], j, tap))
+            writes.append((out_cells[j], j))
+        for m in range(info.n_nit_sot):
+            o = info.n_rec + m
+            bufs.append(None)  # allocated once the first step gives its shape
+            keep = info.keep[o]
+            ring.append(min(keep, n) if keep else 0)
+            starts.append(0)
+            writes.append((out_cells[o], o))
+        cond_cell = out_cells[info.n_rec + info.n_nit_sot] if info.as_while else None
+
+        t0 = time.perf_counter()
+        try:
+            done = run_loop(
+                fn.vm,
+                n,
+                seq_feeds,
+                rec_feeds,
+                const_feeds,
+                fn._protect,
+                writes,
+                objects,
+                bufs,
+                ring,
+                starts,
+                cond_cell,
+            )
+        except _StepError as err:
+            raise err.with_context(self) from err.__cause__
+        stats = self.loop_stats
+        stats["calls"] += 1
+        stats["steps"] += done
+        stats["seconds"] += time.perf_counter() - t0
+
+        outs_types = [v.type for v in node.outputs]
+        for j in range(info.n_rec):
+            if ring[j] < 0:
+                output_storage[j][0] = bufs[j][0]
+                continue
+            L = info.rec_len(j)
+            total = L + done
+            output_storage[j][0] = _ordered(bufs[j], ring[j], total, info.keep[j])
+        for m in range(info.n_nit_sot):
+            o = info.n_rec + m
+            buf = bufs[o]
+            if buf is None:  # no step ran: an empty output, unknown lengths as 0
+                t = outs_types[o]
+                buf = np.empty((0, *(d or 0 for d in t.shape[1:])), dtype=t.dtype)
+                output_storage[o][0] = buf
+                continue
+            output_storage[o][0] = _ordered(buf, ring[o], done, info.keep[o])
+
+    # -- shapes ---------------------------------------------------------------------------------
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[Any]) -> list:
+        """Rows: ``n`` (steps run) plus the initial rows; the other lengths from the
+        initial values, or from the inner outputs' static shapes. A while loop's number of
+        steps is known only once it has run."""
+        info = self.info
+        n_steps = node.inputs[0]
+        _, seq_shapes, init_shapes, _ = self.split_outer(shapes)
+        n = None
+        if not info.as_while:
+            n = n_steps
+            for i, s in enumerate(seq_shapes):
+                _, span = info.seq_span(i)
+                n = minimum(n, as_tensor_variable(s[0]) - span)
+            n = maximum(n, 0)
+        result = []
+        for k, out in enumerate(node.outputs):
+            if not _is_tensor(out.type):
+                result.append(None)
+                continue
+            dims: list[Any] = [d if d is not None else Shape_i(i)(out) for i, d in enumerate(out.type.shape)]
+            keep = info.keep[k]
+            if k < info.n_rec:
+                dims[1:] = list(init_shapes[k][1:])
+                if n is not None and not keep:
+                    dims[0] = n + info.rec_len(k)
+            elif n is not None and not keep:
+                dims[0] = n
+            result.append(tuple(dims))
+        return result
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """``n_steps`` decides only how many rows there are, and a state that is not a
+        tensor (a random generator) carries no gradient; every other input may reach
+        every output."""
+        n_out = len(node.outputs)
+        return [[False] * n_out] + [[_is_tensor(v.type)] * n_out for v in node.inputs[1:]]
+
+    # -- differentiation (rules in arignote.scan.grad) ----------------------------------------
+
+    def L_op(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        from arignote.scan.grad import scan_pullback  # grad.py builds new Scans: it imports this module
+
+        return scan_pullback(self, list(inputs), list(outputs), list(output_grads))
+
+    def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list:
+        from arignote.scan.grad import scan_pushforward  # as for L_op
+
+        return scan_pushforward(self, list(inputs), list(eval_points))
+
+    # -- profiling ------------------------------------------------------------------------------
+
+    def loop_summary(self) -> str:
+        """Calls, steps and time per step of this loop so far (with ``profile=True`` the
+        inner function's own per-node profile is in ``self.fn.profile``)."""
+        s = self.loop_stats
+        per = s["seconds"] / s["steps"] * 1e6 if s["steps"] else 0.0
+        return (
+            f"{self}: {s['calls']} call(s), {s['steps']} step(s), {s['seconds']:.6f} s in the loop, "
+            f"{per:.2f} us per step"
+        )
+
+
+def _ordered(buf: np.ndarray, rows: int, total: int, keep: int) -> np.ndarray:
+    """The rows an output returns: all ``total`` positions, or the last ``keep`` of them
+    (from a ring of ``rows`` rows), oldest first."""
+    if not rows:
+        return buf[:total] if buf.shape[0] != total else buf
+    if not keep:
+        return buf
+    k = min(keep, total)
+    idx = [(p % rows) for p in range(total - k, total)]
+    return buf[idx]
+
+
+class _StepError(Exception):
+    """An error inside the loop, with the step it happened at (re-raised with the Scan's
+    name by :meth:`Scan.perform`)."""
+
+    def __init__(self, step: int, err: BaseException):
+        super().__init__(str(err))
+        self.step = step
+        self.err = err
+
+    def with_context(self, op: Scan) -> BaseException:
+        err = self.err
+        err.add_note(f"(raised at step {self.step} of {op})")
+        return err
+
+
+def run_loop(
+    vm: Any,
+    n: int,
+    seq_feeds: list,
+    rec_feeds: list,
+    const_feeds: list,
+    protect: list,
+    writes: list,
+    objects: list,
+    bufs: list,
+    ring: list[int],
+    starts: list[int],
+    cond_cell: list | None,
+) -> int:
+    """Run up to ``n`` steps; return how many ran.
+
+    Each step: the sequence rows and recurrent rows its taps read go into the inner
+    function's input cells (views, no copies; an input the inner function overwrites is
+    copied first), the inner virtual machine runs, and each output is copied into its row
+    of its buffer (a ring of ``ring[b]`` rows when only the last rows are kept). A step
+    whose stop condition (``cond_cell``) is true is the last one.
+    """
+    t = 0
+    shapes: list[Any] = [None if b is None or isinstance(b, list) else b.shape[1:] for b in bufs]
+    try:
+        for t in range(n):
+            for cell, arr, off in seq_feeds:
+                cell[0] = arr[t + off, ...]
+            for cell, b, tap in rec_feeds:
+                p = starts[b] + t + tap
+                r = ring[b]
+                cell[0] = bufs[b][(p % r) if r else p, ...]
+            for cell, _, holder in objects:
+                cell[0] = holder[0]
+            for cell, value in const_feeds:
+                cell[0] = value
+            for cell in protect:
+                cell[0] = _copy_value(cell[0])
+            vm()
+            for cell, b in writes:
+                value = cell[0]
+                buf = bufs[b]
+                if buf is None:
+                    value = np.asarray(value)
+                    r = ring[b]
+                    buf = bufs[b] = np.empty((r or n, *value.shape), dtype=value.dtype)
+                    shapes[b] = value.shape
+                elif value.shape != shapes[b]:
+                    raise ValueError(
+                        f"output {b} of the step function has shape {value.shape} at this step, but "
+                        f"{'its initial value' if starts[b] else 'its first step'} gave shape {shapes[b]}; "
+                        "a scan output keeps one shape for all steps"
+                    )
+                p = starts[b] + t
+                r = ring[b]
+                buf[(p % r) if r else p] = value
+            for _, out_cell, holder in objects:
+                holder[0] = out_cell[0]
+            if cond_cell is not None and cond_cell[0]:
+                return t + 1
+    except Exception as err:
+        raise _StepError(t, err) from err
+    return n

@@ -1,0 +1,1 @@
+"""Rewrite rules for Scan nodes (filled in below)."""

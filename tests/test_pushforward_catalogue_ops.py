@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import arignote
 import arignote.scalar as ps
 import arignote.tensor as pt
 from arignote._gradient.ops import ViewOp, grad_clip, grad_scale, zero_grad
@@ -451,6 +452,19 @@ def _ofg_lop(inputs: list, outputs: list, grads: list) -> list:
     return [g0 * b + g1 * pt.exp(a), g0 * a - g1]
 
 
+def _scan(build_dtype: str) -> Case:
+    """A recurrence with a sequence tap, a two-tap state and a non-sequence."""
+    x, h0, w = T("x", (5,), build_dtype), T("h0", (2,), build_dtype), pt.scalar("w", dtype=build_dtype)
+    hs, _ = arignote.scan(
+        lambda a, h2, h1, w: pt.tanh(h1 * w + a) + 0.5 * h2,
+        sequences=[x],
+        outputs_info=[{"initial": h0, "taps": [-2, -1]}],
+        non_sequences=[w],
+    )
+    vals = [rand(5, dtype=build_dtype), rand(2, seed=1, dtype=build_dtype), np.asarray(0.7, build_dtype)]
+    return Case([x, h0, w], vals, [hs])
+
+
 def _silent(op: Any, value: Any) -> None:
     """A Print hook that keeps the test output clean."""
 
@@ -464,6 +478,7 @@ GRADIENT_OP_CASES: dict[str, list[Builder]] = {
     "arignote._gradient.ops.GradClip": [unary(lambda x: grad_clip(x, -1.0, 2.0) * x)],
     "arignote.printing.print_op.Print": [unary(lambda x: Print("x", global_fn=_silent)(pt.exp(x)))],
     "arignote.ifelse.IfElse": [_ifelse(1.0), _ifelse(-1.0)],
+    "arignote.scan.op.Scan": [_scan],
     "arignote.compile.builders.OpFromGraph": [
         _ofg(),
         _ofg(rop_overrides=_ofg_rop, lop_overrides=_ofg_lop),

@@ -126,6 +126,12 @@ def scan_pullback(op: Scan, inputs: list, outputs: list, output_grads: list) -> 
     if fwd is None:
         fwd = list(outputs)
     stored = fwd[n_rec + n_nit : n_rec + n_nit + len(frontier)]
+    output_grads = list(output_grads)
+    for k, keep in enumerate(info.keep):
+        if keep and live[k]:  # the gradient of the last rows only: zeros before them
+            g = output_grads[k]
+            full = zeros_like(fwd[k])
+            output_grads[k] = inc_subtensor(full[shape_tuple(fwd[k])[0] - shape_tuple(g)[0] :], g)
 
     tensor_recs = [j for j in range(n_rec) if isinstance(ins[rec_sl[j].start].type, TensorType)]
     float_recs = [j for j in tensor_recs if _is_float(ins[rec_sl[j].start])]

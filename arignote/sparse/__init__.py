@@ -5,7 +5,8 @@ Not imported by ``import arignote`` (as in PyTensor): ``from arignote import spa
 (``x.toarray()``), ``csr_from_dense``/``csc_from_dense`` convert; ``csm_properties`` and
 ``CSR``/``CSC`` take a matrix apart and build one; ``add``, ``multiply``, ``neg``,
 ``transpose``, ``sp_sum``, ``structured_dot``, ``dot``, ``true_dot`` and the structured
-elementwise functions (``structured_add``, ``structured_sigmoid``, ...) compute. Every Op
+elementwise functions (``structured_add``, ``structured_sigmoid``, ...) compute; ``x[...]``
+indexes; ``shared(csr_matrix)`` makes a sparse shared variable. Every Op
 has a gradient: with respect to a sparse input it is sparse, and structured Ops give
 structured gradients (only the stored entries get one).
 
@@ -26,6 +27,7 @@ array([[2., 2.],
 
 from arignote.sparse.basic import *  # noqa: F403
 from arignote.sparse.basic import __all__ as _basic
+from arignote.sparse.sharedvar import SparseTensorSharedVariable, shared, sparse_constructor
 from arignote.sparse.type import SparseTensorType
 
-__all__ = [*_basic, "SparseTensorType"]
+__all__ = [*_basic, "SparseTensorSharedVariable", "SparseTensorType", "shared", "sparse_constructor"]

@@ -55,6 +55,10 @@ from arignote.tensor.type import TensorType
 __all__ = [
     "AddSD",
     "AddSS",
+    "AddSSData",
+    "StructuredAddSV",
+    "add_s_s_data",
+    "structured_add_s_v",
     "MulSD",
     "MulSS",
     "MulSV",
@@ -177,6 +181,84 @@ def add(x: Any, y: Any) -> Variable:
     if ys:
         return add_s_d(y, x)
     raise TypeError(f"sparse.add needs a sparse operand, got {x} ({x.type}) and {y} ({y.type})")
+
+
+class AddSSData(Op):
+    """sparse + sparse for two matrices of the same structure (same format, dtype, indices
+    and indptr): only the stored values are added. The gradient is structured."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any, y: Any) -> Apply:
+        x, y = as_sparse_variable(x), as_sparse_variable(y)
+        if x.type.format != y.type.format or x.type.dtype != y.type.dtype:
+            raise TypeError(
+                f"AddSSData: the operands must have the same format and dtype, got {x.type} and {y.type}"
+            )
+        return Apply(
+            self, [x, y], [SparseTensorType(x.type.format, x.type.dtype, _merge_shapes(self, x, y))()]
+        )
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        x, y = inputs
+        _check_same_shape(self, x, y)
+        if not (np.array_equal(x.indptr, y.indptr) and np.array_equal(x.indices, y.indices)):
+            raise ValueError(
+                f"{self}: the operands do not have the same structure (indices and indptr differ)"
+            )
+        z = x.copy()
+        z.data = z.data + y.data
+        output_storage[0][0] = z
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        x, y = inputs
+        (gz,) = output_grads
+        return [_structured_like(x, gz), _structured_like(y, gz)]
+
+
+add_s_s_data = AddSSData()
+
+
+def _structured_like(x: Variable, gz: Variable) -> Variable:
+    """``gz`` read at the stored entries of ``x``, as a matrix of ``x``'s structure."""
+    return _structured_times(x, gz)
+
+
+class StructuredAddSV(Op):
+    """sparse matrix + dense vector along the rows, at the stored entries only
+    (``x[i, j] + y[j]`` where ``x`` stores a value). The gradient is structured."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any, y: Any) -> Apply:
+        x, y = as_sparse_variable(x), as_tensor_variable(y)
+        if y.type.ndim != 1:
+            raise TypeError(f"StructuredAddSV: the dense operand must be a vector, got {y} of Type {y.type}")
+        dtype = _upcast_dtype(x.type.dtype, y.type.dtype)
+        return Apply(self, [x, y], [SparseTensorType(x.type.format, dtype, x.type.shape)()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        x, y = inputs
+        if x.shape[1] != y.shape[0]:
+            raise ValueError(
+                f"{self}: the matrix has {x.shape[1]} columns but the vector has length {y.shape[0]}"
+            )
+        z = x.astype(node.outputs[0].type.dtype, copy=True)
+        z.data += y[entry_coordinates(x.format, x.indices, x.indptr)[1]]
+        output_storage[0][0] = z
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        x, _ = inputs
+        (gz,) = output_grads
+        gx = _structured_like(x, gz)
+        return [gx, sp_sum(gx, axis=0, sparse_grad=True)]
+
+
+structured_add_s_v = StructuredAddSV()
 
 
 class Neg(Op):

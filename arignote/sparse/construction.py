@@ -49,6 +49,8 @@ __all__ = [
     "CSMGrad",
     "CSMProperties",
     "CSR",
+    "ConstructSparseFromList",
+    "construct_sparse_from_list",
     "DenseFromSparse",
     "SparseFromDense",
     "csc_from_dense",
@@ -342,3 +344,44 @@ def sp_zeros_like(x: Any) -> Variable:
     empty_data = as_tensor_variable(np.zeros(0, dtype=x.type.dtype))
     empty_indices = as_tensor_variable(np.zeros(0, dtype="int32"))
     return CSM(x.type.format)(empty_data, empty_indices, indptr * 0, shape)
+
+
+class ConstructSparseFromList(Op):
+    """A CSC matrix of ``x``'s shape whose row ``ilist[k]`` holds row ``k`` of the dense
+    ``values`` (repeated rows add up). The gradient of ``values`` is the output gradient's
+    rows ``ilist``; ``x`` gives only the shape."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any, values: Any, ilist: Any) -> Apply:
+        x, values, ilist = (as_tensor_variable(v) for v in (x, values, ilist))
+        if x.type.ndim != 2 or values.type.ndim != 2:
+            raise TypeError(f"{self}: x and values must be matrices, got {x.type} and {values.type}")
+        if ilist.type.ndim != 1 or np.dtype(ilist.type.dtype).kind not in "iu":
+            raise TypeError(f"{self}: ilist must be an integer vector, got {ilist} of Type {ilist.type}")
+        out = SparseTensorType("csc", values.type.dtype, (x.type.shape[0], values.type.shape[1]))()
+        return Apply(self, [x.shape, values, ilist], [out])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        shape, values, ilist = inputs
+        n_rows, n_cols = values.shape
+        if n_rows != len(ilist):
+            raise ValueError(f"{self}: {n_rows} rows of values but {len(ilist)} row indices")
+        rows = np.tile(np.asarray(ilist), n_cols)
+        cols = np.repeat(np.arange(n_cols), n_rows)
+        m = scipy_sparse.coo_matrix((values.T.ravel(), (rows, cols)), shape=(int(shape[0]), int(shape[1])))
+        output_storage[0][0] = m.tocsc()
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[False], [True], [False]]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        _, _, ilist = inputs
+        (gz,) = output_grads
+        dense = dense_from_sparse(gz) if isinstance(gz.type, SparseTensorType) else gz
+        return [disconnected_type(), dense[ilist], disconnected_type()]
+
+
+construct_sparse_from_list = ConstructSparseFromList()

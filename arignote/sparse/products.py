@@ -55,9 +55,13 @@ from arignote.tensor.type import TensorType
 __all__ = [
     "Dot",
     "StructuredDot",
+    "SamplingDot",
     "StructuredDotGrad",
     "TrueDot",
+    "Usmm",
     "dot",
+    "sampling_dot",
+    "usmm",
     "sdg_csc",
     "sdg_csr",
     "structured_dot",
@@ -311,3 +315,79 @@ def true_dot(x: Any, y: Any, grad_preserves_dense: bool = True) -> Variable:
     if _is_sparse_variable(y):
         return transpose(TrueDot(grad_preserves_dense)(transpose(y), transpose_any(x)))
     raise TypeError(f"true_dot needs a sparse operand, got {x} ({x.type}) and {y} ({y.type})")
+
+
+# --- sampled and fused products ------------------------------------------------------------------
+
+
+class SamplingDot(Op):
+    """``p * (x @ y.T)`` for dense ``x`` (m x k), ``y`` (n x k) and a sparse pattern ``p``
+    (m x n): only the entries ``p`` stores are computed. Sparse in ``p``'s format; the
+    gradients of ``x`` and ``y`` are regular, ``p``'s is not implemented."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any, y: Any, p: Any) -> Apply:
+        x, y, p = as_tensor_variable(x), as_tensor_variable(y), as_sparse_variable(p)
+        for name, v in (("x", x), ("y", y)):
+            if v.type.ndim != 2:
+                raise TypeError(f"sampling_dot: {name} must be a dense matrix, got {v} of Type {v.type}")
+        dtype = _upcast_dtype(x.type.dtype, y.type.dtype, p.type.dtype)
+        return Apply(self, [x, y, p], [SparseTensorType(p.type.format, dtype, p.type.shape)()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        x, y, p = inputs
+        if x.shape[1] != y.shape[1] or (x.shape[0], y.shape[0]) != p.shape:
+            raise ValueError(
+                f"{self}: x {x.shape} @ y.T {y.shape[::-1]} does not have the pattern's shape {p.shape}"
+            )
+        rows, cols = entry_coordinates(p.format, p.indices, p.indptr)
+        dtype = node.outputs[0].type.dtype
+        z = p.astype(dtype, copy=True)
+        z.data *= np.einsum("ij,ij->i", x[rows], y[cols])
+        output_storage[0][0] = z
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        x, y, p = inputs
+        (gz,) = output_grads
+        from_p = p * gz
+        return [dot(from_p, y), dot(transpose(from_p), x), grad_not_implemented(self, 2, p)]
+
+
+sampling_dot = SamplingDot()
+
+
+class Usmm(Op):
+    """``alpha * (x @ y) + z`` with ``x`` or ``y`` sparse and ``z`` dense: a dense matrix.
+    No gradient (it is what a rewrite would make of ``dot``, after differentiation)."""
+
+    __props__ = ()
+
+    def make_node(self, alpha: Any, x: Any, y: Any, z: Any) -> Apply:
+        alpha, z = as_tensor_variable(alpha), as_tensor_variable(z)
+        x, y = as_sparse_or_tensor_variable(x), as_sparse_or_tensor_variable(y)
+        if not (_is_sparse_variable(x) or _is_sparse_variable(y)):
+            raise TypeError(f"usmm needs a sparse operand, got {x} ({x.type}) and {y} ({y.type})")
+        if alpha.type.ndim != 0 or z.type.ndim != 2 or x.type.ndim != 2 or y.type.ndim != 2:
+            raise TypeError("usmm: alpha must be a scalar and x, y, z matrices")
+        dtype = _upcast_dtype(alpha.type.dtype, x.type.dtype, y.type.dtype, z.type.dtype)
+        return Apply(self, [alpha, x, y, z], [TensorType(dtype, (None, None))()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        alpha, x, y, z = inputs
+        _check_inner(self, x, y)
+        product = np.asarray(_dense(x @ y))
+        output_storage[0][0] = np.asarray(alpha * product + z, dtype=node.outputs[0].type.dtype)
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        return [grad_not_implemented(self, i, v) for i, v in enumerate(inputs)]
+
+    def __str__(self) -> str:
+        return "Usmm{no_inplace}"
+
+
+usmm = Usmm()

@@ -1,6 +1,7 @@
 """Ops that change how a sparse matrix is laid out, not its values: ``transpose`` (CSR
-becomes CSC and back, the entries in the same order), ``as_format`` (CSR <-> CSC of the same matrix)
-and ``cast`` (the dtype of the stored values).
+becomes CSC and back, the entries in the same order), ``as_format`` (CSR <-> CSC of the
+same matrix), ``cast`` (the dtype of the stored values), ``remove0`` (drop stored zeros),
+``ensure_sorted_indices`` and ``clean`` (both).
 
 >>> import numpy as np
 >>> import scipy.sparse as sp
@@ -28,7 +29,19 @@ from arignote.sparse.construction import sp_zeros_like
 from arignote.sparse.conversion import as_sparse_variable
 from arignote.sparse.type import SparseTensorType, all_dtypes
 
-__all__ = ["AsFormat", "Cast", "Transpose", "as_format", "cast", "transpose"]
+__all__ = [
+    "AsFormat",
+    "Cast",
+    "EnsureSortedIndices",
+    "Remove0",
+    "Transpose",
+    "as_format",
+    "cast",
+    "clean",
+    "ensure_sorted_indices",
+    "remove0",
+    "transpose",
+]
 
 _OTHER = {"csr": "csc", "csc": "csr"}
 
@@ -143,3 +156,56 @@ def cast(x: Any, dtype: Any) -> Variable:
     x = as_sparse_variable(x)
     dtype = _normalize_dtype(dtype)
     return x if x.type.dtype == dtype else Cast(dtype)(x)
+
+
+class Remove0(Op):
+    """The matrix without its stored zeros. The gradient is the output gradient (regular)."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_sparse_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        z = inputs[0].copy()
+        z.eliminate_zeros()
+        output_storage[0][0] = z
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        return [output_grads[0]]
+
+
+remove0 = Remove0()
+
+
+class EnsureSortedIndices(Op):
+    """The matrix with the indices of each row (CSR) or column (CSC) sorted. The gradient
+    is the output gradient."""
+
+    __props__ = ()
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_sparse_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        output_storage[0][0] = inputs[0].sorted_indices()  # a copy
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        return [output_grads[0]]
+
+    def __str__(self) -> str:
+        return "EnsureSortedIndices{inplace=False}"
+
+
+ensure_sorted_indices = EnsureSortedIndices()
+
+
+def clean(x: Any) -> Variable:
+    """``x`` with sorted indices and no stored zeros."""
+    return ensure_sorted_indices(remove0(x))

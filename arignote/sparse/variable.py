@@ -15,7 +15,9 @@ import scipy.sparse as scipy_sparse
 
 from arignote.graph.basic import Constant, Variable
 from arignote.sparse.arithmetic import add, multiply, neg, sp_sum, subtract
+from arignote.sparse.comparison import ge, gt, le, lt
 from arignote.sparse.construction import csm_data, csm_shape, dense_from_sparse, sp_zeros_like
+from arignote.sparse.indexing import sparse_getitem
 from arignote.sparse.products import structured_dot
 from arignote.sparse.structure import cast, transpose
 from arignote.sparse.type import SparseTensorType
@@ -102,6 +104,18 @@ class _sparse_py_operators:
     def __rmul__(self, other: Any) -> Variable:
         return multiply(other, self)
 
+    def __lt__(self, other: Any) -> Variable:
+        return lt(self, other)
+
+    def __le__(self, other: Any) -> Variable:
+        return le(self, other)
+
+    def __gt__(self, other: Any) -> Variable:
+        return gt(self, other)
+
+    def __ge__(self, other: Any) -> Variable:
+        return ge(self, other)
+
     def __dot__(self, other: Any) -> Variable:
         return structured_dot(self, other)
 
@@ -118,10 +132,10 @@ class _sparse_py_operators:
     def __iter__(self) -> Any:
         raise TypeError(f"{self} is symbolic: it cannot be iterated over")
 
-    def __getitem__(self, index: Any) -> Any:
-        raise TypeError(
-            f"{self}: indexing a sparse matrix is not supported; index its dense form ({self}.toarray()[...])"
-        )
+    def __getitem__(self, index: Any) -> Variable:
+        """``x[a:b, c:d]`` (sparse), ``x[i, j]`` (0-d), ``x[rows]`` (sparse), ``x[rows, cols]``
+        (a dense vector of entries)."""
+        return sparse_getitem(self, index)
 
 
 class SparseVariable(_sparse_py_operators, Variable):

@@ -144,7 +144,7 @@ def test_dense_ops_refuse_sparse_variables() -> None:
         pt.exp(x)
     with pytest.raises(TypeError, match="not a tensor"):
         pt.as_tensor_variable(sp.csr_matrix(np.eye(2)))
-    with pytest.raises(TypeError, match="indexing a sparse matrix is not supported"):
+    with pytest.raises(TypeError, match="there are no sparse vectors"):
         x[0]
     with pytest.raises(TypeError, match="no truth value"):
         bool(x)

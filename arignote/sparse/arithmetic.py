@@ -35,6 +35,7 @@ from arignote.graph.op import Op
 from arignote.sparse.construction import (
     SparseFromDense,
     _structured_times,
+    as_format,
     csm_shape,
     dense_from_sparse,
     entry_coordinates,
@@ -46,7 +47,7 @@ from arignote.sparse.conversion import (
     as_sparse_or_tensor_variable,
     as_sparse_variable,
 )
-from arignote.sparse.structure import as_format, transpose
+from arignote.sparse.structure import transpose
 from arignote.sparse.type import SparseTensorType
 from arignote.tensor.alloc import ones_like
 from arignote.tensor.conversion import as_tensor_variable

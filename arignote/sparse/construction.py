@@ -6,6 +6,7 @@
   parts of a matrix are those of its transpose.
 - :class:`DenseFromSparse` (``dense_from_sparse``, ``x.toarray()``) and
   :class:`SparseFromDense` (``csr_from_dense``, ``csc_from_dense``) convert.
+- :class:`AsFormat` (``as_format``): the same matrix in the other format.
 - ``sp_ones_like``/``sp_zeros_like``: the structure of a matrix with ones / nothing stored.
 
 Gradients follow PyTensor: the gradient with respect to a sparse input is sparse.
@@ -35,7 +36,7 @@ import numpy as np
 import scipy.sparse as scipy_sparse
 
 from arignote.graph.basic import Apply, Variable
-from arignote.graph.null_type import disconnected_type, grad_not_implemented, is_disconnected
+from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
 from arignote.sparse.conversion import as_sparse_variable
 from arignote.sparse.type import SparseTensorType
@@ -44,6 +45,8 @@ from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.type import TensorType
 
 __all__ = [
+    "AsFormat",
+    "as_format",
     "CSC",
     "CSM",
     "CSMGrad",
@@ -64,6 +67,9 @@ __all__ = [
     "sp_ones_like",
     "sp_zeros_like",
 ]
+
+
+_FORMATS = ("csr", "csc")
 
 
 def _major_minor(format: str, shape: tuple[int, int]) -> tuple[int, int]:
@@ -236,10 +242,21 @@ class CSMGrad(Op):
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list:
         return [shapes[1]]
 
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[False], [False], [False], [True]]
+
     def pullback(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
-        return [grad_not_implemented(self, i, x) for i, x in enumerate(inputs)]
+        """Linear in ``gz``: its gradient is the output gradient put back at the stored
+        entries (sparse, or dense for a dense ``gz``)."""
+        _, indices, indptr, gz = inputs
+        (g,) = output_grads
+        if isinstance(gz.type, SparseTensorType):
+            placed = as_format(CSM(self.format)(g, indices, indptr, csm_shape(gz)), gz.type.format)
+        else:
+            placed = dense_from_sparse(CSM(self.format)(g, indices, indptr, gz.shape))
+        return [disconnected_type(), disconnected_type(), disconnected_type(), placed]
 
 
 # --- dense <-> sparse ------------------------------------------------------------------------
@@ -325,6 +342,37 @@ class SparseFromDense(Op):
 
 csr_from_dense = SparseFromDense("csr")
 csc_from_dense = SparseFromDense("csc")
+
+
+class AsFormat(Op):
+    """The same matrix in the other format (a copy: CSR <-> CSC reorders the entries).
+    The gradient is the output gradient in the input's format."""
+
+    __props__ = ("format",)
+
+    def __init__(self, format: str):
+        if format not in _FORMATS:
+            raise ValueError(f"AsFormat: format must be 'csr' or 'csc', got {format!r}")
+        self.format = format
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_sparse_variable(x)
+        return Apply(self, [x], [x.type.clone(format=self.format)()])
+
+    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
+        output_storage[0][0] = inputs[0].asformat(self.format, copy=True)
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        (gz,) = output_grads
+        return [as_format(gz, inputs[0].type.format) if isinstance(gz.type, SparseTensorType) else gz]
+
+
+def as_format(x: Any, format: str) -> Variable:
+    """``x`` in ``format`` (``x`` itself when it already is)."""
+    x = as_sparse_variable(x)
+    return x if x.type.format == format else AsFormat(format)(x)
 
 
 # --- structure-only matrices ------------------------------------------------------------------

@@ -131,6 +131,17 @@ class GetItem2dGrad(Op):
         g = gz.tocoo()
         output_storage[0][0] = _from_coo(x.format, x.shape, row_ids[g.row], col_ids[g.col], g.data)
 
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[False], [True]] + [[False]] * (len(node.inputs) - 2)
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """Linear in ``gz``: its gradient is the slice of the output gradient."""
+        _, _, *bounds = inputs
+        g = GetItem2d(self.given)(output_grads[0], *bounds)
+        return [disconnected_type(), g, *(disconnected_type() for _ in bounds)]
+
 
 def get_item_2d(x: Any, index: tuple) -> Variable:
     """``x[index]`` for one or two slices."""
@@ -242,6 +253,16 @@ class GetItemListGrad(Op):
         rows = np.asarray(rows) % x.shape[0]  # negative rows count from the end
         output_storage[0][0] = _from_coo(x.format, x.shape, rows[g.row], g.col, g.data)
 
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[False], [False], [True]]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """Linear in ``gz``: its gradient is the output gradient's rows ``rows``."""
+        _, rows, _ = inputs
+        return [disconnected_type(), disconnected_type(), get_item_list(output_grads[0], rows)]
+
 
 get_item_list_grad = GetItemListGrad()
 
@@ -300,6 +321,17 @@ class GetItem2ListsGrad(Op):
         x, rows, cols, gz = inputs
         n, m = x.shape
         output_storage[0][0] = _from_coo(x.format, x.shape, np.asarray(rows) % n, np.asarray(cols) % m, gz)
+
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[False], [False], [False], [True]]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        """Linear in ``gz``: its gradient is the output gradient read at ``(rows, cols)``."""
+        _, rows, cols, _ = inputs
+        g = get_item_2lists(output_grads[0], rows, cols)
+        return [disconnected_type(), disconnected_type(), disconnected_type(), g]
 
 
 get_item_2lists_grad = GetItem2ListsGrad()

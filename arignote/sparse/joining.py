@@ -27,7 +27,7 @@ import scipy.sparse as scipy_sparse
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
-from arignote.sparse.construction import SparseFromDense, csm_shape, dense_from_sparse
+from arignote.sparse.construction import SparseFromDense, as_format, csm_shape, dense_from_sparse
 from arignote.sparse.conversion import (
     _is_sparse_variable,
     _upcast_dtype,
@@ -35,7 +35,7 @@ from arignote.sparse.conversion import (
     as_sparse_variable,
 )
 from arignote.sparse.indexing import get_item_2d
-from arignote.sparse.structure import as_format, cast
+from arignote.sparse.structure import cast
 from arignote.sparse.type import SparseTensorType
 from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.type import TensorType

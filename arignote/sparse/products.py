@@ -29,10 +29,12 @@ import numpy as np
 import scipy.sparse as scipy_sparse
 
 from arignote.graph.basic import Apply, Variable
-from arignote.graph.null_type import grad_not_implemented
+from arignote.graph.null_type import disconnected_type, grad_not_implemented
 from arignote.graph.op import Op
 from arignote.sparse.construction import (
     CSM,
+    SparseFromDense,
+    as_format,
     csm_indices,
     csm_indptr,
     csm_shape,
@@ -45,12 +47,14 @@ from arignote.sparse.conversion import (
     as_sparse_or_tensor_variable,
     as_sparse_variable,
 )
-from arignote.sparse.structure import as_format, transpose, transpose_any
+from arignote.sparse.structure import transpose, transpose_any
 from arignote.sparse.type import SparseTensorType
 from arignote.tensor.conversion import as_tensor_variable
+from arignote.tensor.join import stack as stack_lengths
 from arignote.tensor.products import dot as dense_dot
 from arignote.tensor.products import outer
 from arignote.tensor.type import TensorType
+from arignote.tensor.ufuncs import cast
 
 __all__ = [
     "Dot",
@@ -179,13 +183,33 @@ class StructuredDotGrad(Op):
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list:
         return [shapes[0]]
 
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        return [[False], [False], [True], [True]]
+
     def pullback(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
     ) -> list:
-        return [grad_not_implemented(self, i, x) for i, x in enumerate(inputs)]
+        """Bilinear in ``b`` and ``g``: with ``h`` the output gradient as a matrix ``H`` of
+        ``a``'s structure, ``b``'s gradient is ``H.T @ g`` and ``g``'s is ``H @ b``."""
+        indices, indptr, b, g = inputs
+        (h,) = output_grads
+        shape = stack_lengths([_rows(g), _rows(b)])
+        weights = CSM(self.format)(h, indices, indptr, shape)
+        gb = _like(dot(transpose(weights), g), b)
+        gg = _like(dot(weights, b), g)
+        return [disconnected_type(), disconnected_type(), gb, gg]
 
     def __str__(self) -> str:
         return f"StructuredDotGrad{{{self.format}}}"
+
+
+def _rows(v: Variable) -> Variable:
+    return csm_shape(v)[0] if _is_sparse_variable(v) else cast(v.shape[0], "int32")
+
+
+def _like(dense: Variable, v: Variable) -> Variable:
+    """A dense gradient as ``v``'s: sparse in its format for a sparse ``v``."""
+    return SparseFromDense(v.type.format)(dense) if _is_sparse_variable(v) else dense
 
 
 sdg_csr = StructuredDotGrad("csr")

@@ -1,6 +1,5 @@
 """Ops that change how a sparse matrix is laid out, not its values: ``transpose`` (CSR
-becomes CSC and back, the entries in the same order), ``as_format`` (CSR <-> CSC of the
-same matrix), ``cast`` (the dtype of the stored values), ``remove0`` (drop stored zeros),
+becomes CSC and back, the entries in the same order), ``cast`` (the dtype of the stored values), ``remove0`` (drop stored zeros),
 ``ensure_sorted_indices`` and ``clean`` (both).
 
 >>> import numpy as np
@@ -30,12 +29,10 @@ from arignote.sparse.conversion import as_sparse_variable
 from arignote.sparse.type import SparseTensorType, all_dtypes
 
 __all__ = [
-    "AsFormat",
     "Cast",
     "EnsureSortedIndices",
     "Remove0",
     "Transpose",
-    "as_format",
     "cast",
     "clean",
     "ensure_sorted_indices",
@@ -84,37 +81,6 @@ def transpose_any(x: Variable) -> Variable:
     if isinstance(x.type, SparseTensorType):
         return _transpose(x)
     return x.T
-
-
-class AsFormat(Op):
-    """The same matrix in the other format (a copy: CSR <-> CSC reorders the entries).
-    The gradient is the output gradient in the input's format."""
-
-    __props__ = ("format",)
-
-    def __init__(self, format: str):
-        if format not in _OTHER:
-            raise ValueError(f"AsFormat: format must be 'csr' or 'csc', got {format!r}")
-        self.format = format
-
-    def make_node(self, x: Any) -> Apply:
-        x = as_sparse_variable(x)
-        return Apply(self, [x], [x.type.clone(format=self.format)()])
-
-    def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
-        output_storage[0][0] = inputs[0].asformat(self.format, copy=True)
-
-    def pullback(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
-    ) -> list:
-        (gz,) = output_grads
-        return [as_format(gz, inputs[0].type.format) if isinstance(gz.type, SparseTensorType) else gz]
-
-
-def as_format(x: Any, format: str) -> Variable:
-    """``x`` in ``format`` (``x`` itself when it already is)."""
-    x = as_sparse_variable(x)
-    return x if x.type.format == format else AsFormat(format)(x)
 
 
 class Cast(Op):

@@ -51,6 +51,9 @@ LAYERS: tuple[tuple[str, int], ...] = (
     ("arignote.sparse.*", 4),
     ("arignote.gradient", 5),
     ("arignote._gradient.*", 5),
+    # the JAX backend translates every Op, inner-graph Ops included (IfElse -> lax.cond,
+    # OpFromGraph inlined, Scan -> lax.scan): it sits with them, above compile
+    ("arignote.link.jax.*", 8),
     ("arignote.link.*", 6),
     ("arignote.printing.*", 6),
     # OpFromGraph is an inner-graph Op; its home keeps PyTensor's path under compile

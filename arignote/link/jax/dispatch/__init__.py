@@ -4,6 +4,7 @@ from arignote.link.jax.dispatch import (  # noqa: F401  (imported for their regi
     blockwise,
     extra_ops,
     nlinalg,
+    optimize,
     searching,
     signal,
     slinalg,

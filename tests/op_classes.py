@@ -5,15 +5,37 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 
 import arignote
 from arignote.graph.op import Op
 
+#: optional dependencies: a module needing one that is not installed is skipped
+OPTIONAL = frozenset({"jax", "jaxlib", "numba", "llvmlite"})
+
 
 def import_all() -> None:
-    """Import every module of arignote, so that every Op class exists."""
-    for info in pkgutil.walk_packages(arignote.__path__, "arignote."):
-        importlib.import_module(info.name)
+    """Import every module of arignote, so that every Op class exists (modules of a
+    backend whose optional dependency is not installed are left out, and only those)."""
+
+    for info in pkgutil.walk_packages(arignote.__path__, "arignote.", onerror=_skip_optional):
+        try:
+            importlib.import_module(info.name)
+        except ModuleNotFoundError as err:
+            if not _optional(err):
+                raise
+
+
+def _optional(err: ModuleNotFoundError) -> bool:
+    return (err.name or "").split(".")[0] in OPTIONAL
+
+
+def _skip_optional(name: str) -> None:
+    """walk_packages' error hook: a package that failed to import (its subpackages are not
+    walked) is an error unless an optional dependency is what is missing."""
+    err = sys.exc_info()[1]
+    if not (isinstance(err, ModuleNotFoundError) and _optional(err)):
+        raise err  # type: ignore[misc]
 
 
 def qualname(cls: type) -> str:

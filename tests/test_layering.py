@@ -90,6 +90,10 @@ LAZY_UPWARD: dict[tuple[str, str], str] = {
         "Variable.eval matches the values given to the graph inputs with resolve_inputs, which "
         "the perform linker's callables share"
     ),
+    ("arignote.compile.mode", "arignote.link.jax.linker"): (
+        "mode='JAX' and Mode(linker='jax') import the JAX backend on first use: JAX is an "
+        "optional dependency that import arignote never imports"
+    ),
     ("arignote._gradient.check", "arignote.compile.function"): (
         "verify_grad compiles the function and its gradient to compare them numerically"
     ),

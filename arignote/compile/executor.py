@@ -13,7 +13,14 @@ from typing import Any
 import numpy as np
 
 from arignote.compile.debug.profiling import ProfileStats
-from arignote.graph.container import Container, held_in_locked_blocks, held_providers, wait_for
+from arignote.graph.container import (
+    Container,
+    device_types,
+    held_in_locked_blocks,
+    held_providers,
+    host_values_in,
+    wait_for,
+)
 from arignote.graph.destroyhandler import view_root
 from arignote.graph.shared import SharedVariable
 from arignote.graph.utils import gc_paused
@@ -115,7 +122,10 @@ class Function:
         # the general bookkeeping: _single_out is its output cell, else None. An output
         # whose node's thunk always makes a fresh array (``thunk.fresh_outputs``: a NumPy
         # ufunc's result) cannot alias anything, so it needs no aliasing check.
-        fresh = n_out == 1 and _fresh_output(vm, maker.fgraph.outputs[0])
+        # A runner whose every output is a fresh array (``vm.fresh_outputs``: the JAX
+        # backend's, whose compiled function never returns its inputs' memory) needs none
+        self._all_fresh = bool(getattr(vm, "fresh_outputs", False)) and not any(self._borrow)
+        fresh = n_out == 1 and (self._all_fresh or _fresh_output(vm, maker.fgraph.outputs[0]))
         self._single_guards = [] if fresh else self._guards
         self._single_out = (
             self._out_cells[0]
@@ -131,6 +141,11 @@ class Function:
         # Explicit inputs with an update (``In(x, value=..., update=...)``) are state too:
         # their values are put back the same way, and so is the value a failed call stored
         self._rollback, self._state = _rollback_plan(vm, maker.fgraph, input_storage, maker.inputs)
+        # shared values another backend left on its device (JAX's, between its calls) are
+        # brought back to the host before a runner that does not take them reads them
+        self._host_cells = (
+            [] if getattr(vm, "takes_device_values", False) else [c.storage for c in input_storage[n_in:]]
+        )
         self._guarded = bool(self._rollback or self._state)
         _live_functions.add(self)
 
@@ -174,6 +189,8 @@ class Function:
                         raise self._bad_input(k, value, err) from None
             for cell in self._protect:
                 cell[0] = _copy_value(cell[0])
+            if device_types and self._host_cells:
+                host_values_in(self._host_cells)
             self.vm()
             out = self._single_out
             if out is None:
@@ -285,6 +302,8 @@ class Function:
                 saved = _save(self._rollback)
             if before is not None:
                 saved_state = _save_state(state, before)
+            if device_types and self._host_cells:
+                host_values_in(self._host_cells)
             self.vm()
             results = self._collect_outputs()
             if self._update_dst:
@@ -357,6 +376,8 @@ class Function:
                 raise self._bad_input(k, value, err) from None
 
     def _collect_outputs(self) -> list[Any]:
+        if self._all_fresh:
+            return [cell[0] for cell in self._out_cells]
         results: list[Any] = []
         borrow = self._borrow
         guards = self._guards

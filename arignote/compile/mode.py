@@ -265,7 +265,8 @@ predefined_linkers: dict[str, Any] = {
 class Mode:
     """A compilation mode: a ``linker`` (what runs the graph) and an ``optimizer`` (which
     rewrites run). Either may be given by name: linkers ``"py"``/``"vm"``/``"cvm"``/
-    ``"vm_nogc"`` (the reference VM), ``"pygen"`` (generated Python, FAST_RUN's);
+    ``"vm_nogc"`` (the reference VM), ``"pygen"`` (generated Python, FAST_RUN's), ``"jax"``
+    (one ``jax.jit``-ed function: :mod:`arignote.link.jax`, imported on first use);
     optimizers ``"fast_run"``, ``"fast_compile"``, ``"merge"``, ``None``.
     """
 
@@ -278,9 +279,12 @@ class Mode:
         if linker is None:
             linker = VMLinker()
         elif isinstance(linker, str):
-            if linker not in predefined_linkers:
+            if linker not in predefined_linkers and linker == "jax":
+                linker = _jax_linker()
+            elif linker not in predefined_linkers:
                 raise ValueError(f"Unknown linker {linker!r}; known: {sorted(predefined_linkers)}")
-            linker = predefined_linkers[linker]
+            else:
+                linker = predefined_linkers[linker]
         object.__setattr__(self, "linker", linker)
         opt = self.optimizer
         if isinstance(opt, RewriteQuery):
@@ -484,6 +488,9 @@ def get_mode(mode: Any = None) -> Mode:
             from arignote.compile.debug.debugmode import DebugMode
 
             return DebugMode()
+        if mode not in predefined_modes and mode == "JAX":
+            predefined_modes["JAX"] = _jax_module().jax_mode()
+            return predefined_modes["JAX"]
         if mode not in predefined_modes and mode == "NanGuardMode":
             from arignote.compile.debug.nanguardmode import NanGuardMode
 
@@ -491,9 +498,28 @@ def get_mode(mode: Any = None) -> Mode:
         if mode in predefined_modes:
             return predefined_modes[mode]
         raise ValueError(
-            f"Unknown mode {mode!r}; known: {[*sorted(predefined_modes), 'DebugMode', 'NanGuardMode']}"
+            f"Unknown mode {mode!r}; known: {[*sorted(predefined_modes), 'DebugMode', 'JAX', 'NanGuardMode']}"
         )
     raise TypeError(f"mode must be a Mode, a mode name or None, got {mode!r}")
+
+
+def _jax_module() -> Any:
+    """The JAX backend's linker module, imported on first use: JAX is an optional
+    dependency, and ``import arignote`` never imports it."""
+    try:
+        from arignote.link.jax import linker
+    except ModuleNotFoundError as err:
+        if err.name is None or err.name.split(".")[0] not in ("jax", "jaxlib"):
+            raise
+        raise ImportError(
+            "mode='JAX' (linker 'jax') needs JAX, which is not installed: pip install 'arignote[jax]'"
+        ) from err
+    return linker
+
+
+def _jax_linker() -> Any:
+    """``Mode(linker="jax")``'s linker (see :func:`_jax_module`)."""
+    return _jax_module().JAXLinker()
 
 
 def get_default_mode() -> Mode:

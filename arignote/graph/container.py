@@ -32,7 +32,10 @@ __all__ = [
     "held_by_this_thread",
     "held_in_locked_blocks",
     "held_providers",
+    "host_value",
+    "host_values_in",
     "lock_containers",
+    "register_device_type",
     "wait_for",
 ]
 
@@ -40,6 +43,39 @@ __all__ = [
 _order = itertools.count()
 #: every live container, so a forked child can free the locks other threads held
 _live: weakref.WeakSet = weakref.WeakSet()
+
+
+#: value types that live on an accelerator, each with the function bringing one back to the host
+#: as its Type holds values (an ndarray, a Generator). A backend that keeps shared values on its
+#: devices between calls registers its array types here (arignote.link.jax does); empty else.
+device_types: dict[type, Callable[[Any], Any]] = {}
+
+
+def register_device_type(cls: type, to_host: Callable[[Any], Any]) -> None:
+    """Values of ``cls`` live on a device; ``to_host(value)`` is the host value they stand for.
+
+    Shared variables may then hold such values between calls of the backend that made them:
+    ``get_value`` returns ``to_host(value)``, and a function of another backend converts
+    them (:func:`host_values_in`) before it reads them.
+    """
+    device_types[cls] = to_host
+
+
+def host_value(value: Any) -> Any:
+    """``value``, brought back to the host when it lives on a device (else itself)."""
+    if device_types:
+        to_host = device_types.get(type(value))
+        if to_host is not None:
+            return to_host(value)
+    return value
+
+
+def host_values_in(cells: list[list]) -> None:
+    """Replace, in each one-element cell, a value that lives on a device by its host value."""
+    for cell in cells:
+        to_host = device_types.get(type(cell[0]))
+        if to_host is not None:
+            cell[0] = to_host(cell[0])
 
 
 class Container:
@@ -108,6 +144,8 @@ class Container:
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         del state["lock"], state["order"]
+        if device_types:  # a value on a device is pickled (and copied) as its host value
+            state["storage"] = [host_value(self.storage[0])]
         return state
 
     def __setstate__(self, state: dict) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Variable
-from arignote.graph.container import Container, lock_containers
+from arignote.graph.container import Container, device_types, lock_containers
 from arignote.graph.type import Type
 from arignote.graph.utils import format_site, user_frame_site
 
@@ -69,11 +69,19 @@ class SharedVariable(Variable):
         self.default_update: Variable | None = None
 
     def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> Any:
-        """The current value (a copy unless ``borrow``)."""
+        """The current value (a copy unless ``borrow``).
+
+        A value that a backend keeps on its device between calls (the JAX backend's) is
+        copied back to the host, unless ``borrow`` and ``return_internal_type`` are both
+        given: the device value itself is returned then.
+        """
         container = self.container
         container.acquire()  # a call that updates the value in place is not half-way
         try:
             value = container.storage[0]
+            to_host = device_types.get(type(value)) if device_types else None
+            if to_host is not None:
+                return value if borrow and return_internal_type else to_host(value)
             return value if borrow else copy.deepcopy(value)
         finally:
             container.lock.release()

@@ -100,7 +100,8 @@ def check_nodes(
         fn = jax_funcify(node.op, node=node)
         if jit(node):
             fn = jax.jit(fn)
-        args = [jnp.asarray(_value_of(v, known)) for v in node.inputs]
+        values = [_value_of(v, known) for v in node.inputs]
+        args = [None if a is None else jnp.asarray(a) for a in values]  # (None: NoneConst)
         result = fn(*args)
         results = result if len(node.outputs) > 1 else (result,)
         assert len(results) == len(node.outputs), f"{node.op}: {len(results)} results"

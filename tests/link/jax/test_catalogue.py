@@ -28,6 +28,13 @@ DATA_DEPENDENT: dict[str, str] = {
     "Bincount[0]": "the largest value of x decides the length",
     "Unique[0]": "the number of distinct values is the length",
     "Unique[1]": "the number of distinct rows is the length",
+    "Reshape[1]": "reshape(x, (a, b)) with a and b inputs: the new shape is values",
+    "Join[2]": "an axis that is an input decides which dimension grows",
+    "Split[1]": "split sizes that are an input are the lengths",
+    "Alloc[2]": "alloc(s, n, 2) with n an input: n is the length",
+    "ARange[0]": "arange of inputs: the length comes from their values",
+    "Eye[0]": "eye(n, m, k) of computed lengths",
+    "Repeat[0]": "the total of the repeat counts (an input) is the length",
 }
 
 

@@ -1,17 +1,31 @@
-"""JAX implementations of arignote's Ops, one module per Op family, registered by Op type."""
+"""JAX implementations of arignote's Ops, one module per Op family, registered by Op type.
+
+The modules are imported here for their registrations; the package's layer is that of the
+inner-graph Ops (``IfElse``, ``OpFromGraph``, ``Scan`` have JAX functions here too).
+"""
 
 from arignote.link.jax.dispatch import (  # noqa: F401  (imported for their registrations)
     blockwise,
+    builders,
+    elemwise,
     extra_ops,
+    graph,
+    ifelse,
+    math,
     nlinalg,
     optimize,
+    random,
+    scalar,
+    scalar_special,
     searching,
     signal,
     slinalg,
     sort,
     special,
     subtensor,
+    tensor_basic,
 )
 from arignote.link.jax.dispatch.basic import jax_funcify
+from arignote.link.jax.dispatch.graph import JAXNodeError, funcify_fgraph
 
-__all__ = ["jax_funcify"]
+__all__ = ["JAXNodeError", "funcify_fgraph", "jax_funcify"]

@@ -1,0 +1,276 @@
+"""JAXLinker: a rewritten FunctionGraph as one ``jax.jit``-ed function (``mode="JAX"``).
+
+The graph's nodes become one pure function (:func:`~arignote.link.jax.dispatch.graph.
+funcify_fgraph`, each node's JAX function chosen by Op type), compiled by ``jax.jit`` on the
+first call (and again for inputs of new shapes or dtypes, as ``jax.jit`` does). A call:
+
+* passes the input cells' values to the compiled function: NumPy arrays are copied to the
+  device by JAX; a shared variable's value that is already on the device (left there by an
+  earlier call's update) is passed as it is, and a NumPy value of a shared variable is copied
+  once and reused while the variable holds the same object;
+* converts a ``numpy.random.Generator`` to a JAX key (:func:`generator_to_key`: the same
+  generator state always gives the same key, so a seed gives reproducible draws);
+* stores the outputs: NumPy arrays (read-only views of the device buffers where JAX allows it,
+  zero-copy on CPU) unless the linker was made with ``device_outputs=True``; the new values of
+  shared variables stay on the device (``get_value`` copies them back,
+  :func:`arignote.graph.container.host_value`), and a generator's next state stays a JAX key
+  until read back as a Generator (:func:`key_to_generator`).
+
+Static arguments: ``jax.jit`` traces with abstract values, so a node whose output *shape*
+depends on an input's value (``pt.zeros(n)`` with ``n`` an input) cannot be traced. When
+tracing fails that way and the graph has integer scalar inputs, they become static arguments
+of ``jax.jit`` (one compilation per distinct value, PyTensor's JAX backend's behaviour for
+shape arguments); a graph that still cannot be traced raises
+:class:`~arignote.link.jax.dispatch.graph.JAXNodeError` naming the node.
+
+Which rewrites run before (:data:`JAX_EXCLUDED`): none of the in-place stage (JAX arrays are
+immutable: in-place variants buy nothing and XLA reuses buffers itself), no fusion into
+``Composite`` kernels (XLA fuses elementwise chains better, and a fused body would only be
+inlined back), and no BLAS specialisation (``Gemm``/``Gemv``/``Ger`` exist for NumPy's BLAS
+calls; ``jnp.dot`` is XLA's own). Canonicalisation, stabilisation and specialisation run as in
+FAST_RUN: they make graphs smaller and numerically safer for every backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from arignote.compile.mode import Mode, RewriteQuery
+from arignote.graph.basic import Apply, Variable
+from arignote.graph.container import register_device_type
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.shared import SharedVariable
+from arignote.graph.utils import MetaObject
+from arignote.link.jax.dispatch.graph import JAXNodeError, funcify_fgraph
+from arignote.link.jax.dispatch.random import generator_to_key, key_to_generator
+from arignote.scalar.type import ScalarType
+from arignote.tensor.random.type import RandomGeneratorType
+from arignote.tensor.type import TensorType
+
+__all__ = [
+    "JAXLinker",
+    "JAX_EXCLUDED",
+    "generator_to_key",
+    "jax_mode",
+    "key_to_generator",
+]
+
+#: the rewrite tags (and stages) the JAX mode leaves out; see the module's doc
+JAX_EXCLUDED: tuple[str, ...] = ("inplace", "fusion", "blas")
+
+#: the name ``impl_of`` gives every node: it runs inside the one compiled JAX function
+JAX = "jax"
+
+
+def _array_to_host(value: jax.Array) -> Any:
+    if jnp.issubdtype(value.dtype, jax.dtypes.prng_key):
+        return key_to_generator(value)
+    return np.array(value)  # a writeable host copy
+
+
+def _register_device_types() -> None:
+    """Shared variables may hold JAX arrays and keys between calls (see the module's doc)."""
+    for cls in {type(jnp.zeros(())), type(jax.random.key(0))}:
+        register_device_type(cls, _array_to_host)
+
+
+_register_device_types()
+
+
+def jax_mode(device_outputs: bool = False) -> Mode:
+    """The JAX mode: FAST_RUN's rewrites less :data:`JAX_EXCLUDED`, linked by :class:`JAXLinker`."""
+    return Mode(JAXLinker(device_outputs=device_outputs), RewriteQuery().excluding(*JAX_EXCLUDED), name="JAX")
+
+
+class JAXLinker(MetaObject):
+    """Links a FunctionGraph into one ``jax.jit``-ed function (see the module's doc).
+
+    ``device_outputs``: return the outputs as JAX arrays on the device (no copy to the host)
+    instead of NumPy arrays.
+    """
+
+    __props__ = ("device_outputs",)
+
+    def __init__(self, device_outputs: bool = False):
+        self.device_outputs = bool(device_outputs)
+
+    def __repr__(self) -> str:
+        return f"JAXLinker(device_outputs={self.device_outputs})"
+
+    def __str__(self) -> str:
+        return repr(self)
+
+    def make_vm(
+        self,
+        fgraph: FunctionGraph,
+        input_storage: Sequence[list],
+        no_recycling: Sequence[Variable],
+        profile: Any = None,
+        thunk_maker: Callable | None = None,
+    ) -> tuple[JAXRunner, list[list]]:
+        """``(runner, output cells)``, as :meth:`arignote.link.vm.VMLinker.make_vm`."""
+        if thunk_maker is not None:
+            raise ValueError(
+                "JAXLinker runs the whole graph as one JAX function: it cannot run per-node thunks "
+                "(DebugMode's checks need the Python backend: use mode='DebugMode')"
+            )
+        runner = JAXRunner(fgraph, list(input_storage), self.device_outputs)
+        return runner, runner.output_cells
+
+
+def _output_converter(var: Variable, device_outputs: bool) -> Callable[[Any], Any] | None:
+    """How an output value of ``var`` is handed back (None: as it is)."""
+    vtype = var.type
+    if isinstance(vtype, RandomGeneratorType):
+        return key_to_generator
+    if device_outputs:
+        return None
+    if isinstance(vtype, ScalarType):
+        return lambda v: np.asarray(v)[()]
+    return np.asarray
+
+
+def _input_kind(var: Variable) -> str:
+    vtype = var.type
+    if isinstance(vtype, RandomGeneratorType):
+        return "rng"
+    if isinstance(vtype, TensorType | ScalarType):
+        return "array"
+    return "static"  # a slice, None, a Python object: part of the compiled function's key
+
+
+class JAXRunner:
+    """The callable a :class:`JAXLinker` links: computes the output cells from the input
+    cells with one compiled JAX function. It carries what the executor and the tools read
+    from a runner (``fgraph``, ``nodes``, ``thunks``, ``storage_map``, ``impl_of``, ...)."""
+
+    #: the executor leaves device values in shared cells for this runner (see the module's doc)
+    takes_device_values = True
+    #: outputs never share memory with inputs or with each other: ``jax.jit`` returns new
+    #: buffers, even for an output that is an input (the executor then checks no aliasing)
+    fresh_outputs = True
+    lazy = False
+    profile = None
+
+    def __init__(self, fgraph: FunctionGraph, input_storage: list[list], device_outputs: bool):
+        self.fgraph = fgraph
+        self.nodes: list[Apply] = fgraph.toposort()
+        self.thunks: list[Callable] = []
+        self.input_cells = input_storage
+        self.output_cells: list[list] = [[None] for _ in fgraph.outputs]
+        self.storage_map = dict(zip(fgraph.inputs, input_storage))
+        for var, cell in zip(fgraph.outputs, self.output_cells):
+            self.storage_map.setdefault(var, cell)
+        self.compute_map: dict = {}
+        self.graph_fn = funcify_fgraph(fgraph)
+        self.kinds = [_input_kind(v) for v in fgraph.inputs]
+        self.shared = [isinstance(v, SharedVariable) for v in fgraph.inputs]
+        # outputs that become a shared variable's next value stay on the device
+        updates = getattr(fgraph, "update_mapping", None) or {}
+        keep = {o for o, i in updates.items() if self.shared[i]}
+        self.converters = [
+            None if k in keep else _output_converter(v, device_outputs) for k, v in enumerate(fgraph.outputs)
+        ]
+        self.out_dtypes = [getattr(v.type, "dtype", None) for v in fgraph.outputs]
+        # integer scalars that may have to be static arguments (a length, a count)
+        self.static_candidates = tuple(
+            k
+            for k, v in enumerate(fgraph.inputs)
+            if self.kinds[k] == "array" and v.type.ndim == 0 and v.type.dtype[:3] in ("int", "uin")
+        )
+        self.static_argnums: tuple[int, ...] = tuple(
+            k for k, kind in enumerate(self.kinds) if kind == "static"
+        )
+        self._device_cache: dict[int, tuple[Any, Any]] = {}
+        self._jitted: Callable | None = None
+        self._settled = False  # whether a call has traced successfully with the current argnums
+
+    # -- what the tools read from a runner ------------------------------------------------
+
+    def impl_of(self, node: Apply) -> str:
+        """Every node runs inside the compiled JAX function."""
+        return JAX
+
+    # -- compiling --------------------------------------------------------------------------
+
+    def traced_function(self) -> Callable:
+        """The function ``jax.jit`` compiles: the graph's, outputs cast to their Types' dtypes."""
+        graph_fn, dtypes = self.graph_fn, self.out_dtypes
+
+        def arignote_jax_fn(*values: Any) -> tuple:
+            outs = graph_fn(*values)
+            return tuple(
+                o.astype(d) if d is not None and hasattr(o, "dtype") and o.dtype != np.dtype(d) else o
+                for o, d in zip(outs, dtypes)
+            )
+
+        return arignote_jax_fn
+
+    def _jit(self) -> Callable:
+        if self._jitted is None:
+            self._jitted = jax.jit(self.traced_function(), static_argnums=self.static_argnums)
+        return self._jitted
+
+    # -- calling ----------------------------------------------------------------------------
+
+    def _args(self) -> list[Any]:
+        args = []
+        static = self.static_argnums
+        cache = self._device_cache
+        for k, cell in enumerate(self.input_cells):
+            value = cell[0]
+            kind = self.kinds[k]
+            if kind == "rng":
+                if isinstance(value, np.random.Generator):
+                    value = generator_to_key(value)
+            elif k in static:
+                value = value.item() if hasattr(value, "item") else value
+            elif self.shared[k] and isinstance(value, np.ndarray | np.generic):
+                hit = cache.get(k)
+                if hit is not None and hit[0] is value:
+                    value = hit[1]
+                else:
+                    device = jax.device_put(value)
+                    cache[k] = (value, device)
+                    value = device
+            args.append(value)
+        return args
+
+    def __call__(self) -> None:
+        args = self._args()
+        try:
+            results = self._jit()(*args)
+        except JAXNodeError as err:
+            if self._settled or not self.static_candidates or not _shape_error(err):
+                raise
+            # the graph needs concrete values of integer inputs (a length): make them static
+            self.static_argnums = tuple(sorted({*self.static_argnums, *self.static_candidates}))
+            self._jitted = None
+            args = self._args()
+            results = self._jit()(*args)
+        self._settled = True
+        for cell, value, convert in zip(self.output_cells, results, self.converters):
+            cell[0] = value if convert is None else convert(value)
+
+
+def _shape_error(err: BaseException) -> bool:
+    """Whether ``err`` (a JAXNodeError) comes from a value JAX needed concretely."""
+    cause = err.__cause__
+    names = {
+        "ConcretizationTypeError",
+        "TracerIntegerConversionError",
+        "TracerBoolConversionError",
+        "TracerArrayConversionError",
+        "NonConcreteBooleanIndexError",
+        "DataDependentShapeError",
+    }
+    while cause is not None:
+        if type(cause).__name__ in names:
+            return True
+        cause = cause.__cause__
+    return False

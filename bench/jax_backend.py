@@ -1,0 +1,392 @@
+"""arignote's JAX backend (``mode="JAX"``) against the same workloads written by hand in JAX,
+in one run: compile time and call time.
+
+Workloads (``--workloads``): ``eight_schools`` (log-density and gradient of the
+non-centred eight schools model), ``hierarchical`` (logp and gradient of a hierarchical
+linear regression, 2,000 observations in 50 groups), ``elementwise`` (``exp(x) * sin(y) +
+log1p(x * x)`` on 10**6 float64 values), ``reductions`` (sum, max and mean over each axis
+of a 1000x1000 matrix), ``softmax`` (row softmax of a 1000x1000 matrix), ``mlp_train``
+(one SGD step of a 784-256-10 tanh MLP with a softmax cross-entropy on a batch of 128:
+parameters are shared variables, updated on the device, and the hand-written step passes
+them through) and ``logistic`` (logp and gradient of a logistic regression, 10,000 x 20).
+
+For each workload and implementation:
+
+* compile: arignote: ``function(...)`` (rewrites, linking, tracing) plus the first call
+  (XLA's compilation); JAX: ``jax.jit`` plus the first call. Each in a fresh JAX cache
+  state for that function (a new function object).
+* call: the best over ``--repeats`` loops of the mean time of ``--number`` calls, inputs
+  NumPy arrays for both. arignote's default returns NumPy arrays (``np.asarray``, zero-copy
+  on CPU); the ``arignote_device`` row returns device arrays, as the hand-written function
+  does; every call waits for its result (``block_until_ready``).
+
+The summary row per workload gives arignote's call time over JAX's (target: at most 1.10)
+and arignote's compile time over JAX's (target: at most 1.20). Results are checked equal
+before they are timed. ``--quick`` runs smaller sizes and fewer repeats; ``--out PATH``
+writes every record and the environment as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import REPO_ROOT, environment, table
+
+if REPO_ROOT not in sys.path:
+    sys.path.insert(0, REPO_ROOT)
+
+import jax
+import jax.numpy as jnp
+
+import arignote
+import arignote.tensor as pt
+from arignote.compile.mode import Mode, get_mode
+from arignote.link.jax import JAXLinker
+
+WORKLOADS = ("eight_schools", "hierarchical", "elementwise", "reductions", "softmax", "mlp_train", "logistic")
+
+Y8 = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
+S8 = np.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
+
+
+class Workload:
+    """``graph()`` -> (inputs, outputs, updates) of arignote; ``hand`` the JAX function;
+    ``args`` the inputs' values; ``state``: for a training step, the shared variables the
+    graph updates (the hand-written step takes and returns their values)."""
+
+    def __init__(self, name: str, graph: Callable, hand: Callable, args: list, state: list | None = None):
+        self.name, self.graph, self.hand, self.args, self.state = name, graph, hand, args, state or []
+
+
+def eight_schools(quick: bool) -> Workload:
+    def logp_of(mu: Any, log_tau: Any, z: Any, lib: Any) -> Any:
+        tau = lib.exp(log_tau)
+        theta = mu + tau * z
+        return (
+            (-0.5 * ((Y8 - theta) / S8) ** 2).sum()
+            - 0.5 * (z**2).sum()
+            - 0.5 * (mu / 5.0) ** 2
+            - lib.log1p((tau / 5.0) ** 2)
+            + log_tau
+        )
+
+    def graph() -> tuple:
+        mu, log_tau, z = pt.dscalar("mu"), pt.dscalar("log_tau"), pt.dvector("z")
+        logp = logp_of(mu, log_tau, z, pt)
+        return [mu, log_tau, z], [logp, *arignote.grad(logp, [mu, log_tau, z])], None
+
+    def hand(mu: Any, log_tau: Any, z: Any) -> Any:
+        value, grads = jax.value_and_grad(lambda *a: logp_of(*a, jnp), argnums=(0, 1, 2))(mu, log_tau, z)
+        return (value, *grads)
+
+    return Workload("eight_schools", graph, hand, [np.array(0.5), np.array(0.1), np.linspace(-1, 1, 8)])
+
+
+def hierarchical(quick: bool) -> Workload:
+    n, groups = (500, 20) if quick else (2000, 50)
+    rng = np.random.default_rng(0)
+    g = rng.integers(0, groups, n)
+    onehot = np.eye(groups)[g]  # (the group of each observation, as a design matrix)
+    x = rng.normal(size=n)
+    y = 1.0 + 0.5 * x + rng.normal(size=n)
+
+    def logp_of(a: Any, b: Any, mu_a: Any, log_tau: Any, log_sigma: Any, lib: Any) -> Any:
+        tau, sigma = lib.exp(log_tau), lib.exp(log_sigma)
+        mean = lib.dot(onehot, a) + b * x
+        return (
+            (-0.5 * ((y - mean) / sigma) ** 2).sum()
+            - n * log_sigma
+            + (-0.5 * ((a - mu_a) / tau) ** 2).sum()
+            - groups * log_tau
+            - 0.5 * mu_a**2
+            - 0.5 * b**2
+            + log_tau
+            + log_sigma
+        )
+
+    def graph() -> tuple:
+        a, b, mu_a = pt.dvector("a"), pt.dscalar("b"), pt.dscalar("mu_a")
+        log_tau, log_sigma = pt.dscalar("log_tau"), pt.dscalar("log_sigma")
+        ins = [a, b, mu_a, log_tau, log_sigma]
+        logp = logp_of(*ins, pt)
+        return ins, [logp, *arignote.grad(logp, ins)], None
+
+    def hand(*args: Any) -> Any:
+        value, grads = jax.value_and_grad(lambda *a: logp_of(*a, jnp), argnums=(0, 1, 2, 3, 4))(*args)
+        return (value, *grads)
+
+    args = [np.zeros(groups), np.array(0.2), np.array(0.1), np.array(0.0), np.array(0.0)]
+    return Workload("hierarchical", graph, hand, args)
+
+
+def elementwise(quick: bool) -> Workload:
+    n = 10**5 if quick else 10**6
+    rng = np.random.default_rng(1)
+
+    def graph() -> tuple:
+        x, y = pt.dvector("x"), pt.dvector("y")
+        return [x, y], [pt.exp(x) * pt.sin(y) + pt.log1p(x * x)], None
+
+    def hand(x: Any, y: Any) -> Any:
+        return (jnp.exp(x) * jnp.sin(y) + jnp.log1p(x * x),)
+
+    return Workload("elementwise", graph, hand, [rng.uniform(size=n), rng.uniform(size=n)])
+
+
+def reductions(quick: bool) -> Workload:
+    n = 300 if quick else 1000
+    rng = np.random.default_rng(2)
+
+    def graph() -> tuple:
+        x = pt.dmatrix("x")
+        return [x], [x.sum(axis=0), x.max(axis=1), x.mean()], None
+
+    def hand(x: Any) -> Any:
+        return (x.sum(axis=0), x.max(axis=1), x.mean())
+
+    return Workload("reductions", graph, hand, [rng.normal(size=(n, n))])
+
+
+def softmax(quick: bool) -> Workload:
+    n = 300 if quick else 1000
+    rng = np.random.default_rng(3)
+
+    def graph() -> tuple:
+        x = pt.dmatrix("x")
+        return [x], [pt.special.softmax(x, axis=-1)], None
+
+    def hand(x: Any) -> Any:
+        return (jax.nn.softmax(x, axis=-1),)
+
+    return Workload("softmax", graph, hand, [rng.normal(size=(n, n))])
+
+
+def mlp_train(quick: bool) -> Workload:
+    batch, n_in, hidden, n_out = (32, 784, 64, 10) if quick else (128, 784, 256, 10)
+    rng = np.random.default_rng(4)
+    init = [
+        rng.normal(scale=0.05, size=(n_in, hidden)),
+        np.zeros(hidden),
+        rng.normal(scale=0.05, size=(hidden, n_out)),
+        np.zeros(n_out),
+    ]
+    xv = rng.normal(size=(batch, n_in))
+    labels = np.eye(n_out)[rng.integers(0, n_out, batch)]
+    lr = 0.1
+
+    def loss_of(w1: Any, b1: Any, w2: Any, b2: Any, x: Any, t: Any, lib: Any, log_softmax: Callable) -> Any:
+        h = lib.tanh(lib.dot(x, w1) + b1)
+        return -(t * log_softmax(lib.dot(h, w2) + b2)).sum(axis=-1).mean()
+
+    state: list = []
+
+    def graph() -> tuple:
+        params = [arignote.shared(v.copy(), name=f"p{k}") for k, v in enumerate(init)]
+        state[:] = params
+        x, t = pt.dmatrix("x"), pt.dmatrix("t")
+        loss = loss_of(*params, x, t, pt, lambda z: pt.special.log_softmax(z, axis=-1))
+        grads = arignote.grad(loss, params)
+        return [x, t], [loss], {p: p - lr * g for p, g in zip(params, grads)}
+
+    def hand(params: tuple, x: Any, t: Any) -> Any:
+        def loss(ps: tuple) -> Any:
+            return loss_of(*ps, x, t, jnp, lambda z: jax.nn.log_softmax(z, axis=-1))
+
+        value, grads = jax.value_and_grad(loss)(params)
+        return value, tuple(p - lr * g for p, g in zip(params, grads))
+
+    return Workload("mlp_train", graph, hand, [xv, labels], state=[tuple(jnp.asarray(v) for v in init)])
+
+
+def logistic(quick: bool) -> Workload:
+    n, k = (2000, 20) if quick else (10000, 20)
+    rng = np.random.default_rng(5)
+    xv = rng.normal(size=(n, k))
+    yv = (rng.uniform(size=n) < 0.5).astype("float64")
+
+    def logp_of(w: Any, b: Any, lib: Any, softplus: Callable) -> Any:
+        eta = lib.dot(xv, w) + b
+        return (yv * eta - softplus(eta)).sum() - 0.5 * (w**2).sum()
+
+    def graph() -> tuple:
+        w, b = pt.dvector("w"), pt.dscalar("b")
+        logp = logp_of(w, b, pt, pt.softplus)
+        return [w, b], [logp, *arignote.grad(logp, [w, b])], None
+
+    def hand(w: Any, b: Any) -> Any:
+        value, grads = jax.value_and_grad(lambda *a: logp_of(*a, jnp, jax.nn.softplus), argnums=(0, 1))(w, b)
+        return (value, *grads)
+
+    return Workload("logistic", graph, hand, [np.zeros(k), np.array(0.0)])
+
+
+BUILDERS = {
+    "eight_schools": eight_schools,
+    "hierarchical": hierarchical,
+    "elementwise": elementwise,
+    "reductions": reductions,
+    "softmax": softmax,
+    "mlp_train": mlp_train,
+    "logistic": logistic,
+}
+
+
+def _block(result: Any) -> Any:
+    return jax.block_until_ready(result)
+
+
+def _per_call(call: Callable[[], Any], number: int, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            call()
+        best = min(best, (time.perf_counter() - t0) / number)
+    return best
+
+
+def _calls_for(call: Callable[[], Any], target: float = 0.05) -> int:
+    t0 = time.perf_counter()
+    call()
+    dt = max(time.perf_counter() - t0, 1e-7)
+    return int(min(2000, max(3, target / dt)))
+
+
+def measure(w: Workload, opts: argparse.Namespace) -> list[dict]:
+    records = []
+    args = w.args
+    # hand-written JAX
+    t0 = time.perf_counter()
+    if w.state:
+        step = jax.jit(w.hand)
+        params = w.state[0]
+        first = _block(step(params, *args))
+        state = {"params": first[1]}
+
+        def hand_call() -> Any:
+            value, state["params"] = step(state["params"], *args)
+            return _block(value)
+
+        want = [np.asarray(first[0])]
+    else:
+        fn = jax.jit(w.hand)
+        first = _block(fn(*args))
+
+        def hand_call() -> Any:
+            return _block(fn(*args))
+
+        want = [np.asarray(v) for v in first]
+    jax_compile = time.perf_counter() - t0
+    n = _calls_for(hand_call)
+    records.append(
+        {
+            "workload": w.name,
+            "impl": "jax",
+            "compile_s": jax_compile,
+            "call_s": _per_call(hand_call, n, opts.repeats),
+        }
+    )
+
+    for impl, mode in (
+        ("arignote", get_mode("JAX")),
+        ("arignote_device", Mode(JAXLinker(device_outputs=True), get_mode("JAX").query, name="JAX")),
+    ):
+        t0 = time.perf_counter()
+        ins, outs, updates = w.graph()
+        t_build = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        f = arignote.function(ins, outs, updates=updates, mode=mode)
+        t_function = time.perf_counter() - t0
+        got = _block(f(*args))
+        compile_s = time.perf_counter() - t0
+        got = got if isinstance(got, list) else [got]
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(np.asarray(a), b, rtol=1e-6, atol=1e-9, err_msg=f"{w.name} {impl}")
+
+        def call(f: Any = f) -> Any:
+            return _block(f(*args))
+
+        n = _calls_for(call)
+        records.append(
+            {
+                "workload": w.name,
+                "impl": impl,
+                "compile_s": compile_s,
+                "function_s": t_function,
+                "build_s": t_build,
+                "call_s": _per_call(call, n, opts.repeats),
+                "nodes": len(f.maker.fgraph.apply_nodes),
+            }
+        )
+    return records
+
+
+def report(records: list[dict]) -> str:
+    by = {(r["workload"], r["impl"]): r for r in records if "call_s" in r}
+    rows = []
+    for r in records:
+        if "error" in r:
+            rows.append([r["workload"], r["impl"], "error", r["error"][:60], "", ""])
+            continue
+        base = by.get((r["workload"], "jax"))
+        ratio_call = r["call_s"] / base["call_s"] if base else None
+        ratio_compile = r["compile_s"] / base["compile_s"] if base else None
+        rows.append(
+            [
+                r["workload"],
+                r["impl"],
+                f"{r['call_s'] * 1e6:.1f}",
+                f"{ratio_call:.2f}" if ratio_call is not None else "",
+                f"{r['compile_s'] * 1e3:.0f}",
+                f"{ratio_compile:.2f}" if ratio_compile is not None else "",
+            ]
+        )
+    return table(
+        ["workload", "impl", "call µs", "call / jax", "compile ms", "compile / jax"],
+        rows,
+        [False, False, True, True, True, True],
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--out", default=None, help="write the records and the environment as JSON here")
+    opts = parser.parse_args(argv)
+    if opts.repeats is None:
+        opts.repeats = 3 if opts.quick else 7
+    records: list[dict] = []
+    for name in opts.workloads.split(","):
+        if name not in BUILDERS:
+            parser.error(f"unknown workload {name!r}; known: {', '.join(WORKLOADS)}")
+        try:
+            records.extend(measure(BUILDERS[name](opts.quick), opts))
+        except Exception as err:  # a workload that fails is a row, not the end of the run
+            records.append({"workload": name, "impl": "arignote", "error": f"{type(err).__name__}: {err}"})
+    meta = {
+        **environment(),
+        "jax": jax.__version__,
+        "devices": [str(d) for d in jax.devices()],
+        "quick": opts.quick,
+    }
+    print(f"JAX {jax.__version__} on {meta['devices']}; load average {meta['loadavg']}")
+    print(report(records))
+    if opts.out:
+        with open(opts.out, "w") as fh:
+            json.dump({"meta": meta, "records": records}, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -64,6 +64,8 @@ LAYERS: tuple[tuple[str, int], ...] = (
     ("arignote.optimize", 8),
     ("arignote.scan*", 8),
     ("arignote", 9),
+    # `python -m arignote.cache`: the kernel cache's command line, a face of link.numba.cache
+    ("arignote.cache", 9),
 )
 
 # Top-level imports that go up a layer: public faces that keep PyTensor's module paths.

@@ -13,8 +13,8 @@ position=...)`` a new stage of :data:`PIPELINE`, run by the modes whose tags sel
 
 >>> from arignote.compile.mode import get_mode
 >>> m = get_mode("FAST_RUN").excluding("fusion")
->>> ("fusion" in m.query.exclude, m.linker)
-(True, PyGenLinker(allow_gc=True))
+>>> ("fusion" in m.query.exclude, type(m.linker).__name__)
+(True, 'NumbaLinker')
 >>> optdb.names()[:4]
 ['merge', 'canonicalize', 'stabilize', 'specialize']
 >>> "constant_folding" in optdb["canonicalize"]
@@ -48,6 +48,7 @@ from arignote.graph.rewriting.db import (
 )
 from arignote.graph.rewriting.registry import RulesByOp, rewrite_registry, rewriter_kind
 from arignote.graph.utils import gc_paused
+from arignote.link.numba.linker import NumbaLinker, numba_available
 from arignote.link.python.codegen import PyGenLinker
 from arignote.link.vm import VMLinker
 from arignote.tensor.rewriting.fusion import fusion_pass
@@ -258,6 +259,8 @@ predefined_linkers: dict[str, Any] = {
     "vm_nogc": VMLinker(allow_gc=False),
     # one generated Python function per graph (tier 1 of the fast backend): FAST_RUN's
     "pygen": PyGenLinker(),
+    # tier 2 forced: every Numba kernel, compiled before function() returns (the NUMBA mode's)
+    "numba": NumbaLinker(jit="sync"),
 }
 
 
@@ -265,7 +268,8 @@ predefined_linkers: dict[str, Any] = {
 class Mode:
     """A compilation mode: a ``linker`` (what runs the graph) and an ``optimizer`` (which
     rewrites run). Either may be given by name: linkers ``"py"``/``"vm"``/``"cvm"``/
-    ``"vm_nogc"`` (the reference VM), ``"pygen"`` (generated Python, FAST_RUN's), ``"jax"``
+    ``"vm_nogc"`` (the reference VM), ``"pygen"`` (generated Python, tier 1), ``"numba"``
+    (tier 2 forced; FAST_RUN's is tiered: :class:`~arignote.link.numba.NumbaLinker`), ``"jax"``
     (one ``jax.jit``-ed function: :mod:`arignote.link.jax`, imported on first use);
     optimizers ``"fast_run"``, ``"fast_compile"``, ``"merge"``, ``None``.
     """
@@ -465,9 +469,18 @@ OPT_MERGE = RewriteDatabaseQuery(include=["merge"])
 OPT_NONE = RewriteDatabaseQuery(include=[])
 
 
-FAST_RUN = Mode(PyGenLinker(), "fast_run", name="FAST_RUN")
+# tiered: generated Python at once, Numba kernels for hot fused loops compiled in the
+# background when Numba is installed (arignote.link.numba.linker)
+FAST_RUN = Mode(NumbaLinker(jit="background" if numba_available() else "never"), "fast_run", name="FAST_RUN")
 FAST_COMPILE = Mode(VMLinker(), "fast_compile", name="FAST_COMPILE")
-predefined_modes: dict[str, Any] = {"FAST_RUN": FAST_RUN, "FAST_COMPILE": FAST_COMPILE, "PYTHON": FAST_RUN}
+#: tier 2 forced: every kernel compiled (or loaded from the disk cache) by function()
+NUMBA = Mode(NumbaLinker(jit="sync"), "fast_run", name="NUMBA")
+predefined_modes: dict[str, Any] = {
+    "FAST_RUN": FAST_RUN,
+    "FAST_COMPILE": FAST_COMPILE,
+    "PYTHON": FAST_RUN,
+    "NUMBA": NUMBA,
+}
 
 
 def register_mode(name: str, mode: Any) -> None:

@@ -80,7 +80,7 @@ def test_named_modes_and_get_mode():
         get_mode("FAST")
     with pytest.raises(TypeError, match="mode must be a Mode"):
         get_mode(3)
-    assert "FAST_RUN(linker=PyGenLinker(allow_gc=True)" in str(FAST_RUN)
+    assert "FAST_RUN(linker=NumbaLinker(jit=" in str(FAST_RUN)
 
 
 def test_register_mode():

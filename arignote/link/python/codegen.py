@@ -120,7 +120,9 @@ class PyGenLinker(MetaObject):
             thunks = vm_linker.make_thunks(nodes, storage_map, compute_map)
             if len(nodes) > MAX_GENERATED_NODES or any(getattr(t, "lazy", False) for t in thunks):
                 return vm_linker.assemble(fgraph, nodes, thunks, storage_map, compute_map, no_recycling)
-            gen = _Generator(fgraph, nodes, thunks, storage_map, no_recycling, self.allow_gc)
+            # (a subclass may run some nodes through thunks it swaps later: tier 2)
+            thunk_only = self._thunk_nodes(fgraph, nodes, thunks, storage_map, compute_map)
+            gen = _Generator(fgraph, nodes, thunks, storage_map, no_recycling, self.allow_gc, thunk_only)
             runner = gen.build()
         runner.fgraph = fgraph
         runner.nodes = nodes
@@ -132,7 +134,19 @@ class PyGenLinker(MetaObject):
         runner.impl_of = _impl_of
         runner.source = gen.source
         runner.line_nodes = gen.line_nodes
+        self._attach(runner, {k: gen.thunk_name(k) for k in thunk_only})
         return runner, [storage_map[v] for v in fgraph.outputs]
+
+    def _thunk_nodes(
+        self, fgraph: FunctionGraph, nodes: list[Apply], thunks: list, storage_map: dict, compute_map: dict
+    ) -> set[int]:
+        """The indices of nodes to run through their thunks (never written out as NumPy
+        calls), whose thunks a subclass may replace in ``thunks`` and swap later; none here."""
+        return set()
+
+    def _attach(self, runner: Callable, thunk_names: dict[int, str]) -> None:
+        """Called with the runner and the names (in ``runner.__globals__``) of the thunks
+        of :meth:`_thunk_nodes`'s nodes; nothing here."""
 
 
 def _impl_of(node: Apply) -> str:
@@ -167,8 +181,10 @@ class _Generator:
         storage_map: dict,
         no_recycling: Sequence[Variable],
         allow_gc: bool,
+        thunk_only: set[int] | None = None,
     ):
         self.fgraph = fgraph
+        self.thunk_only = thunk_only or set()
         self.nodes = nodes
         self.thunks = thunks
         self.storage_map = storage_map
@@ -350,8 +366,12 @@ class _Generator:
         cache = self.__dict__.setdefault("_direct_cache", {})
         if k in cache:
             return cache[k]
-        cache[k] = spec = self._direct_spec(self.nodes[k])
+        cache[k] = spec = None if k in self.thunk_only else self._direct_spec(self.nodes[k])
         return spec
+
+    def thunk_name(self, k: int) -> str:
+        """The name of node ``k``'s thunk in the function's namespace."""
+        return self._param_of[id(self.thunks[k])]
 
     def _direct_spec(self, node: Apply) -> tuple | None:
         op = node.op

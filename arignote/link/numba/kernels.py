@@ -1,0 +1,500 @@
+"""Numba kernel source for fused nodes: the text of a module, generated from a node's structure.
+
+Two kinds of node get a kernel (:func:`plan_node`):
+
+* ``"map"``: an ``Elemwise`` of a ``Composite`` (a fused chain of elementwise ops): one loop
+  nest over the output, the body's scalar ops written out inside it, each input read at the
+  element's index (index 0 on the dimensions where its Type is broadcastable);
+* ``"reduce"``: a ``CAReduce`` (sum, product, max, min) of the output of such a fused node
+  that nobody else reads: the body is computed inside the reduction loop, so the fused
+  intermediate array is never made.
+
+The text depends only on the structure: ops, wiring, dtypes, ranks, broadcastable patterns
+and layout. Constants of a body are kernel arguments (:attr:`KernelPlan.consts`), never part
+of the text, so ``x * 2`` and ``x * 3`` share one kernel, and the text's hash is the kernel's
+content key in the disk cache (:mod:`arignote.link.numba.cache`). Nothing here imports
+Numba: the text is written to a file and imported where Numba runs it.
+
+Each kernel is ``kernel(*inputs, *consts, *outputs, start, stop)``: it computes the slice
+``start:stop`` of the output's first (for a reduction: first kept) dimension, so that the
+caller may split a call over threads (the kernels release the GIL). Inputs are arrays of any
+layout; outputs are C-contiguous and made by the caller (NumPy's allocator: DESIGN.md 3b).
+
+Whether a kernel pays is :func:`pays`: a per-element cost model from measurements on this
+project's 2-core machine (bench/backend.py), NumPy's vectorised math against Numba's scalar
+libm calls (no SVML in the llvmlite builds we get).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from arignote.graph.basic import Apply, Constant, Variable
+from arignote.scalar import basic as psb
+from arignote.scalar import special as pss
+from arignote.scalar.composite import Composite
+from arignote.scalar.op import ScalarOp
+from arignote.scalar.type import get_scalar_type
+from arignote.tensor.elemwise import CAReduce, Elemwise
+
+__all__ = ["KernelPlan", "plan_node", "plan_reduction", "pays", "KERNEL_FORMAT"]
+
+#: bumped when the generated text changes meaning (part of every key)
+KERNEL_FORMAT = 1
+
+_FLOATS = ("float32", "float64")
+_INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+_DTYPES = (*_FLOATS, *_INTS, "bool")
+_NB_TYPE = {"bool": "boolean", **{d: d for d in _FLOATS + _INTS}}
+
+# -- scalar ops as expressions ------------------------------------------------------------
+#
+# ``template(args, in_dtypes, out_dtype)`` gives a Numba expression, or None where the op
+# on these dtypes is not one we write (its node then keeps its tier-1 implementation).
+# ``np.<ufunc>`` on scalars, not ``math.<fn>``: NumPy's semantics (no domain errors: NaN).
+
+
+def _all_float(ins: tuple, out: str) -> bool:
+    return out in _FLOATS and all(d in _FLOATS for d in ins)
+
+
+def _unary(fn: str):  # a float -> float function of NumPy's
+    def template(args: list[str], ins: tuple, out: str) -> str | None:
+        return f"np.{fn}({args[0]})" if _all_float(ins, out) else None
+
+    return template
+
+
+def _arith(symbol: str, floats_only: bool = False):
+    def template(args: list[str], ins: tuple, out: str) -> str | None:
+        if out == "bool" or (floats_only and out not in _FLOATS):
+            return None
+        return "(" + f" {symbol} ".join(args) + ")"
+
+    return template
+
+
+def _compare(symbol: str):
+    def template(args: list[str], ins: tuple, out: str) -> str | None:
+        return f"({args[0]} {symbol} {args[1]})" if "bool" not in ins else None
+
+    return template
+
+
+def _max(args: list[str], ins: tuple, out: str) -> str | None:
+    a, b = args  # NaN wins, as np.maximum
+    return f"({a} if ({a} >= {b} or {a} != {a}) else {b})" if out != "bool" else None
+
+
+def _min(args: list[str], ins: tuple, out: str) -> str | None:
+    a, b = args
+    return f"({a} if ({a} <= {b} or {a} != {a}) else {b})" if out != "bool" else None
+
+
+def _cast(args: list[str], ins: tuple, out: str) -> str | None:
+    # float -> int casts of NaN/inf are undefined in C and NumPy alike: left to tier 1
+    if out == "bool":
+        return f"({args[0]} != 0)"
+    if out in _INTS and ins[0] in _FLOATS:
+        return None
+    return f"np.{out}({args[0]})"
+
+
+def _pow(args: list[str], ins: tuple, out: str) -> str | None:
+    return f"({args[0]} ** {args[1]})" if out in _FLOATS else None
+
+
+def _abs(args: list[str], ins: tuple, out: str) -> str | None:
+    return f"abs({args[0]})" if out != "bool" and not out.startswith("uint") else None
+
+
+def _reciprocal(args: list[str], ins: tuple, out: str) -> str | None:
+    return f"(np.{out}(1) / {args[0]})" if _all_float(ins, out) else None
+
+
+def _sigmoid(args: list[str], ins: tuple, out: str) -> str | None:
+    a = args[0]
+    return f"(np.{out}(1) / (np.{out}(1) + np.exp(-{a})))" if _all_float(ins, out) else None
+
+
+def _switch(args: list[str], ins: tuple, out: str) -> str | None:
+    c, a, b = args
+    return f"({a} if {c} else {b})"
+
+
+def _clip(args: list[str], ins: tuple, out: str) -> str | None:
+    x, lo, hi = args  # NaN stays NaN, as np.clip
+    return f"({lo} if {x} < {lo} else ({hi} if {x} > {hi} else {x}))" if out != "bool" else None
+
+
+_TEMPLATES: dict[type, Any] = {
+    psb.Add: _arith("+"),
+    psb.Mul: _arith("*"),
+    psb.Sub: _arith("-"),
+    psb.TrueDiv: _arith("/", floats_only=True),
+    psb.Neg: lambda a, i, o: f"(-{a[0]})" if o != "bool" and not o.startswith("uint") else None,
+    psb.Abs: _abs,
+    psb.Sqr: lambda a, i, o: f"({a[0]} * {a[0]})" if o != "bool" else None,
+    psb.Sqrt: _unary("sqrt"),
+    psb.Pow: _pow,
+    psb.Maximum: _max,
+    psb.Minimum: _min,
+    psb.Clip: _clip,
+    psb.Reciprocal: _reciprocal,
+    psb.EQ: _compare("=="),
+    psb.NEQ: _compare("!="),
+    psb.LT: _compare("<"),
+    psb.LE: _compare("<="),
+    psb.GT: _compare(">"),
+    psb.GE: _compare(">="),
+    psb.Switch: _switch,
+    psb.IsNan: lambda a, i, o: f"np.isnan({a[0]})" if i[0] in _FLOATS else None,
+    psb.IsInf: lambda a, i, o: f"np.isinf({a[0]})" if i[0] in _FLOATS else None,
+    psb.Identity: lambda a, i, o: a[0],
+    psb.Second: lambda a, i, o: a[1],
+    psb.Cast: _cast,
+    psb.Floor: _unary("floor"),
+    psb.Ceil: _unary("ceil"),
+    psb.Trunc: _unary("trunc"),
+    psb.Exp: _unary("exp"),
+    psb.Exp2: _unary("exp2"),
+    psb.Expm1: _unary("expm1"),
+    psb.Log: _unary("log"),
+    psb.Log2: _unary("log2"),
+    psb.Log10: _unary("log10"),
+    psb.Log1p: _unary("log1p"),
+    psb.Sin: _unary("sin"),
+    psb.Cos: _unary("cos"),
+    psb.Tan: _unary("tan"),
+    psb.ArcSin: _unary("arcsin"),
+    psb.ArcCos: _unary("arccos"),
+    psb.ArcTan: _unary("arctan"),
+    psb.Sinh: _unary("sinh"),
+    psb.Cosh: _unary("cosh"),
+    psb.Tanh: _unary("tanh"),
+    psb.ArcSinh: _unary("arcsinh"),
+    psb.ArcCosh: _unary("arccosh"),
+    psb.ArcTanh: _unary("arctanh"),
+    psb.ArcTan2: lambda a, i, o: f"np.arctan2({a[0]}, {a[1]})" if _all_float(i, o) else None,
+    pss.Sigmoid: _sigmoid,
+}
+
+# -- the cost model (ns per element, measured: bench/backend.py "ops" table) -----------------
+#
+# NumPy: one ufunc pass, its temporary's memory traffic included; Numba: the scalar op in
+# the fused loop. NumPy's exp/log/log1p/expm1 are SIMD (AVX-512 here), Numba's are libm
+# calls: a body of such ops runs faster as NumPy calls. Arithmetic fuses to nearly nothing.
+_ARITH = (1.7, 0.3)
+_COST: dict[type, tuple[float, float]] = {
+    psb.Exp: (0.8, 4.4),
+    psb.Exp2: (1.0, 4.4),
+    psb.Expm1: (1.5, 6.0),
+    psb.Log: (1.0, 9.7),
+    psb.Log2: (1.0, 9.7),
+    psb.Log10: (1.2, 9.7),
+    psb.Log1p: (1.0, 9.7),
+    psb.Sin: (8.3, 9.3),
+    psb.Cos: (8.3, 9.3),
+    psb.Sqrt: (1.5, 0.6),
+    psb.TrueDiv: (1.8, 0.8),
+    psb.Reciprocal: (1.8, 0.8),
+    psb.Pow: (12.0, 12.0),
+    pss.Sigmoid: (5.0, 5.0),
+}
+_OTHER = (10.0, 10.0)  # libm-bound in both (tan, arcsin, ...)
+#: NumPy's reduction pass over a temporary (ns per element); Numba's accumulation
+_REDUCE_COST = (1.0, 0.4)
+
+
+def _op_cost(op: ScalarOp) -> tuple[float, float]:
+    t = type(op)
+    if t in _COST:
+        return _COST[t]
+    if t in (psb.Exp, psb.Log, psb.Sin, psb.Cos) or issubclass(t, psb.FloatUnary):
+        return _OTHER
+    return _ARITH
+
+
+# -- plans ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    """A node's kernel: ``source`` (the module text; its function is ``kernel``), ``key``
+    (its content hash), ``consts`` (the values of the body's constants, passed in order),
+    ``in_ndim``/``in_broadcastable`` (the inputs' static patterns, checked by the caller),
+    ``out_dtypes``, ``kind`` (``"map"`` or ``"reduce"``), ``costs`` (NumPy's and the
+    kernel's estimated ns per element), ``keep`` (a reduction's kept input dimensions) and,
+    for a reduction, ``op_name`` and ``empty_ok`` (whether an empty reduction has a value)."""
+
+    kind: str
+    source: str
+    key: str
+    consts: tuple
+    in_broadcastable: tuple
+    out_dtypes: tuple
+    costs: tuple[float, float]
+    keep: tuple = ()
+    empty_ok: bool = True
+
+
+def _template(op: ScalarOp) -> Any:
+    if "impl" in op.__dict__ or "ufunc" in op.__dict__:  # an instance with its own function
+        return None
+    return _TEMPLATES.get(type(op))
+
+
+def _body_lines(
+    comp: Composite, in_names: list[str], indent: str, consts: list, const_names: dict
+) -> tuple[list[str], list[str], tuple[float, float]] | None:
+    """Statements computing ``comp``'s outputs from ``in_names`` (scalars), the names of
+    its outputs, and its cost; None when an op or dtype is not one we write."""
+    names: dict[Variable, str] = dict(zip(comp.inner_inputs, in_names))
+    lines: list[str] = []
+    numpy_cost = numba_cost = 0.0
+    for v in comp.inner_inputs:
+        if v.type.dtype not in _DTYPES:
+            return None
+    for k, node in enumerate(comp.fgraph.toposort()):
+        template = _template(node.op)
+        if template is None or len(node.outputs) != 1:
+            return None
+        args = []
+        for v in node.inputs:
+            if v not in names:
+                if not isinstance(v, Constant) or v.type.dtype not in _DTYPES:
+                    return None
+                const_names[v] = names[v] = f"c{len(consts)}"
+                consts.append(np.dtype(v.type.dtype).type(v.data))
+            args.append(names[v])
+        (out,) = node.outputs
+        odt = out.type.dtype
+        if odt not in _DTYPES:
+            return None
+        expr = template(args, tuple(v.type.dtype for v in node.inputs), odt)
+        if expr is None:
+            return None
+        cast = "np.bool_" if odt == "bool" else f"np.{odt}"
+        names[out] = f"v{k}"
+        lines.append(f"{indent}v{k} = {cast}({expr})")
+        a, b = _op_cost(node.op)
+        numpy_cost += a
+        numba_cost += b
+    outs = []
+    for v in comp.inner_outputs:
+        if v not in names:  # a constant output
+            if not isinstance(v, Constant) or v.type.dtype not in _DTYPES:
+                return None
+            names[v] = f"c{len(consts)}"
+            consts.append(np.dtype(v.type.dtype).type(v.data))
+        outs.append(names[v])
+    return lines, outs, (numpy_cost, numba_cost)
+
+
+def _array_type(dtype: str, ndim: int, c_contiguous: bool) -> str:
+    dims = [":"] * ndim
+    if c_contiguous and ndim:
+        dims[-1] = "::1"
+    return f"{_NB_TYPE[dtype]}[{', '.join(dims)}]"
+
+
+def _header(signature: str, fastmath: Any) -> list[str]:
+    return [
+        "import numba",
+        "import numpy as np",
+        "",
+        "",
+        f"@numba.njit([{signature!r}], cache=True, nogil=True, error_model='numpy', "
+        f"boundscheck=False, fastmath={fastmath!r})",
+    ]
+
+
+def _key(source: str) -> str:
+    return hashlib.sha256(f"arignote-kernel-{KERNEL_FORMAT}\n{source}".encode()).hexdigest()[:40]
+
+
+def _index(bcast: tuple, loop_vars: list[str]) -> str:
+    return ", ".join("0" if b else j for b, j in zip(bcast, loop_vars))
+
+
+def _fused_inputs(node: Apply) -> tuple | None:
+    """The dtypes and broadcastable patterns of an Elemwise(Composite) node's inputs."""
+    op = node.op
+    if not isinstance(op, Elemwise) or not isinstance(op.scalar_op, Composite):
+        return None
+    return tuple(v.type.dtype for v in node.inputs), tuple(v.type.broadcastable for v in node.inputs)
+
+
+def _as_body(op: Elemwise, node: Apply) -> Composite | None:
+    """The scalar body of an Elemwise node: its Composite, or its one scalar op as one."""
+    if isinstance(op.scalar_op, Composite):
+        return op.scalar_op
+    if op.nout != 1 or _template(op.scalar_op) is None:
+        return None
+    ins = [get_scalar_type(v.type.dtype)() for v in node.inputs]
+    try:
+        return Composite(ins, [op.scalar_op(*ins)], clone=False)
+    except (TypeError, ValueError):
+        return None
+
+
+def plan_node(node: Apply) -> KernelPlan | None:
+    """The ``"map"`` kernel of an ``Elemwise(Composite)`` node (None: not one we write)."""
+    found = _fused_inputs(node)
+    if found is None:
+        return None
+    in_dtypes, bcasts = found
+    ndim = node.outputs[0].type.ndim
+    if ndim == 0 or any(d not in _DTYPES for d in in_dtypes):
+        return None
+    out_dtypes = tuple(v.type.dtype for v in node.outputs)
+    if any(d not in _DTYPES for d in out_dtypes):
+        return None
+    loop = [f"j{d}" for d in range(ndim)]
+    ins = [f"a{k}" for k in range(len(node.inputs))]
+    consts: list = []
+    indent = "    " * (ndim + 1)
+    made = _body_lines(node.op.scalar_op, [f"x{k}" for k in range(len(ins))], indent, consts, {})
+    if made is None:
+        return None
+    body, outs, costs = made
+    cs = [f"c{k}" for k in range(len(consts))]
+    os_ = [f"o{k}" for k in range(len(outs))]
+    sig = ", ".join(
+        [_array_type(d, ndim, False) for d in in_dtypes]
+        + [_NB_TYPE[np.asarray(c).dtype.name] for c in consts]
+        + [_array_type(d, ndim, True) for d in out_dtypes]
+        + ["int64", "int64"]
+    )
+    lines = _header(f"void({sig})", False)
+    lines.append(f"def kernel({', '.join([*ins, *cs, *os_, 'start', 'stop'])}):")
+    for d in range(1, ndim):
+        lines.append(f"    n{d} = o0.shape[{d}]")
+    lines.append("    for j0 in range(start, stop):")
+    for d in range(1, ndim):
+        lines.append(f"{'    ' * (d + 1)}for j{d} in range(n{d}):")
+    idx = ", ".join(loop)
+    for k, (a, b) in enumerate(zip(ins, bcasts)):
+        lines.append(f"{indent}x{k} = {a}[{_index(b, loop)}]")
+    lines += body
+    for o, name in zip(os_, outs):
+        lines.append(f"{indent}{o}[{idx}] = {name}")
+    source = "\n".join(lines) + "\n"
+    return KernelPlan(
+        "map", source, _key(source), tuple(consts), bcasts, out_dtypes, (costs[0] + _ARITH[0], costs[1])
+    )
+
+
+_REDUCERS = {
+    psb.Add: ("{a} = {a} + {v}", "0", ("reassoc",), True),
+    psb.Mul: ("{a} = {a} * {v}", "1", ("reassoc",), True),
+    psb.Maximum: ("{a} = {v} if ({v} > {a} or {v} != {v}) else {a}", "-np.inf", False, False),
+    psb.Minimum: ("{a} = {v} if ({v} < {a} or {v} != {v}) else {a}", "np.inf", False, False),
+}
+
+
+def plan_reduction(node: Apply, producer: Apply | None) -> KernelPlan | None:
+    """The ``"reduce"`` kernel of a ``CAReduce`` node of a float dtype, computing its input
+    from ``producer``'s inputs (an ``Elemwise(Composite)`` node whose output only it reads)
+    or, with ``producer`` None, reading its input. The accumulation is in ``acc_dtype``;
+    sums and products may reassociate (``fastmath`` reassoc: vectorised partial sums, as
+    NumPy's pairwise sums also reorder), max/min propagate NaN as NumPy's."""
+    op = node.op
+    if not isinstance(op, CAReduce) or type(op.scalar_op) not in _REDUCERS or "impl" in op.scalar_op.__dict__:
+        return None
+    (x,) = node.inputs
+    out = node.outputs[0]
+    nd = x.type.ndim
+    acc = op.acc_dtype or out.type.dtype
+    if nd == 0 or out.type.dtype not in _FLOATS or acc not in _FLOATS or x.type.dtype not in _FLOATS:
+        return None
+    axes = tuple(range(nd)) if op.axis is None else op.axis
+    keep = tuple(d for d in range(nd) if d not in axes)
+    loop = [f"j{d}" for d in range(nd)]
+    consts: list = []
+    step, init, fastmath, empty_ok = _REDUCERS[type(op.scalar_op)]
+    if producer is not None:
+        if not isinstance(producer.op, Elemwise) or producer.outputs != [x]:
+            return None
+        comp = _as_body(producer.op, producer)
+        in_dtypes = tuple(v.type.dtype for v in producer.inputs)
+        bcasts = tuple(v.type.broadcastable for v in producer.inputs)
+        if comp is None or any(d not in _DTYPES for d in in_dtypes):
+            return None
+        made = _body_lines(comp, [f"x{k}" for k in range(len(in_dtypes))], "", consts, {})
+        if made is None:
+            return None
+        body, (value,), costs = made
+    else:
+        in_dtypes, bcasts = (x.type.dtype,), (x.type.broadcastable,)
+        body, value, costs = [], "x0", (0.0, 0.0)
+    ins = [f"a{k}" for k in range(len(in_dtypes))]
+    cs = [f"c{k}" for k in range(len(consts))]
+    sig = ", ".join(
+        [_array_type(d, nd, False) for d in in_dtypes]
+        + [_NB_TYPE[np.asarray(c).dtype.name] for c in consts]
+        + [_array_type(out.type.dtype, len(keep), True) if keep else _array_type(out.type.dtype, 1, True)]
+        + ["int64", "int64"]
+    )
+    lines = _header(f"void({sig})", set(fastmath) if fastmath else False)
+    lines.append(f"def kernel({', '.join([*ins, *cs, 'o0', 'start', 'stop'])}):")
+    # a 0-d output is passed as a 1-element array
+    kept_idx = ", ".join(loop[d] for d in keep) if keep else "0"
+    p = keep[0] if keep else None  # the dimension the start:stop slice runs over
+    src = "a0" if producer is None else ins[0]
+    shape = [f"{src}.shape[{d}]" for d in range(nd)]
+    for k, b in enumerate(bcasts):  # an input broadcastable there: another input's length
+        for d in range(nd):
+            if not b[d]:
+                shape[d] = f"a{k}.shape[{d}]"
+    trailing = all(d > max(keep, default=-1) for d in axes)  # reduced dims innermost
+    ind = "    "
+    step_at = None  # the indentation depth where the accumulator starts and is stored
+    if not trailing:  # the output is the accumulator
+        lines.append(f"{ind}o0[start:stop] = {init}")
+    elif not keep:
+        lines.append(f"{ind}acc = np.{acc}({init})")
+        step_at = 1
+    depth = 1
+    for d in range(nd):
+        if trailing and keep and d == axes[0]:
+            lines.append(f"{ind * depth}acc = np.{acc}({init})")
+            step_at = depth
+        rng = "range(start, stop)" if d == p else f"range({shape[d]})"
+        lines.append(f"{ind * depth}for j{d} in {rng}:")
+        depth += 1
+    pad = ind * depth
+    for k, (a, b) in enumerate(zip(ins, bcasts)):
+        lines.append(f"{pad}x{k} = {a}[{_index(b, loop)}]")
+    lines += [f"{pad}{line}" for line in body]
+    if trailing:
+        lines.append(pad + step.format(a="acc", v=f"np.{acc}({value})"))
+        lines.append(f"{ind * step_at}o0[{kept_idx}] = acc")
+    else:
+        lines.append(f"{pad}v = np.{acc}({value})")
+        lines.append(f"{pad}a = np.{acc}(o0[{kept_idx}])")
+        lines.append(pad + step.format(a="a", v="v"))
+        lines.append(f"{pad}o0[{kept_idx}] = a")
+    source = "\n".join(lines) + "\n"
+    return KernelPlan(
+        "reduce",
+        source,
+        _key(source),
+        tuple(consts),
+        bcasts,
+        (out.type.dtype,),
+        (costs[0] + _REDUCE_COST[0], costs[1] + _REDUCE_COST[1]),
+        keep=keep,
+        empty_ok=empty_ok,
+    )
+
+
+def pays(plan: KernelPlan) -> bool:
+    """Whether the kernel is expected to beat tier 1's NumPy calls per element (the cost
+    model above; threads and sizes are the caller's choice)."""
+    numpy_cost, numba_cost = plan.costs
+    return numba_cost < 0.8 * numpy_cost

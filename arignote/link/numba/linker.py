@@ -1,0 +1,597 @@
+"""Tier 2 of the fast CPU backend: Numba kernels swapped into the generated Python function.
+
+:class:`NumbaLinker` links like :class:`~arignote.link.python.codegen.PyGenLinker` (tier 1:
+one generated Python function calling NumPy) and gives the nodes that have a kernel
+(:mod:`arignote.link.numba.kernels`: fused ``Elemwise(Composite)`` loops, reductions of a
+fused input) a thunk of their own, a name in the function's namespace. When the kernel is
+ready, that name is rebound to a thunk calling it: the swap is one assignment, between two
+calls. ``jit`` says when kernels are made:
+
+* ``"background"`` (FAST_RUN's, when Numba is installed): only kernels that pay
+  (:func:`~arignote.link.numba.kernels.pays`), once their node has processed
+  ``hot_elements`` elements. A kernel found in the disk cache is loaded on a background
+  thread; one that is not is compiled by a worker process (``python -m
+  arignote.link.numba.worker``) into the cache first. No call waits: until the swap, tier 1
+  runs. :func:`wait_for_kernels` waits for the work under way (for tests).
+* ``"sync"`` (the ``"NUMBA"`` mode): every kernel, compiled (or loaded) before
+  ``function()`` returns, and used at every size (``force``): tier 2 forced.
+* ``"never"``: tier 1 only.
+
+A tier-2 thunk runs its kernel on arrays of the kernel's types; anything else (a read-only
+or empty array, fewer than ``min_size`` elements, a runtime shape mismatch, whose error
+tier 1 raises) goes to the tier-1 thunk, so results never depend on the tier.
+``runner.tier2`` (``f.vm.tier2`` of a compiled function) lists each node's state.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import threading
+import warnings
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from arignote.graph.basic import Apply
+from arignote.graph.fg import FunctionGraph
+from arignote.link.numba import cache
+from arignote.link.numba.kernels import KernelPlan, pays, plan_node, plan_reduction
+from arignote.link.python.codegen import PyGenLinker
+from arignote.tensor.elemwise import CAReduce, Elemwise
+
+__all__ = [
+    "JIT_CHOICES",
+    "NumbaLinker",
+    "NumbaMissing",
+    "numba_available",
+    "load_kernel",
+    "wait_for_kernels",
+]
+
+#: when tier-2 kernels are made (see the module's doc)
+JIT_CHOICES = ("background", "sync", "never")
+
+#: elements a node processes on tier 1 before its kernel is asked for ("background")
+HOT_ELEMENTS = 4_000_000
+#: below this many elements a call stays on tier 1: Numba's dispatch of a kernel (a few µs)
+#: costs more than NumPy's calls save (measured: bench/backend.py)
+MIN_SIZE = 8192
+
+_ndarray = np.ndarray
+
+
+class NumbaMissing(ImportError):
+    """Tier 2 was asked for (the ``"NUMBA"`` mode, ``jit="sync"``) without Numba installed."""
+
+
+def numba_available() -> bool:
+    """Whether Numba can be imported (checked without importing it)."""
+    try:
+        return importlib.util.find_spec("numba") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+# -- loading and compiling kernels ------------------------------------------------------------
+
+_loaded: dict[str, Callable] = {}
+_load_lock = threading.Lock()
+
+
+def _import_entry(key: str) -> Callable:
+    """Import the kernel module stored under ``key`` (Numba compiles it, or loads its
+    machine code from its cache) and return its ``kernel``."""
+    path = cache.entry_path(key)
+    name = f"arignote_kernel_{key}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import the kernel file {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module.kernel
+
+
+def load_kernel(plan: KernelPlan, compile_here: bool = True) -> Callable | None:
+    """The compiled ``kernel`` of ``plan``: from this process's table, else from the disk
+    cache (a complete entry: loaded), else compiled here when ``compile_here`` (stored in
+    the cache for later processes), else None. A corrupt entry (its hash, or Numba's files
+    that fail to load) is removed and rebuilt once."""
+    key = cache.entry_key(plan.key)
+    with _load_lock:
+        fn = _loaded.get(key)
+        if fn is not None:
+            return fn
+        if not numba_available():
+            raise NumbaMissing(
+                "tier 2 (the NUMBA mode, jit='sync') needs Numba: install it with "
+                "`pip install arignote[numba]` (or `pip install numba`)"
+            )
+        for attempt in range(2):
+            ready = cache.is_ready(key)
+            if not ready and not compile_here:
+                return None
+            cache.write_entry(key, plan.source)
+            try:
+                fn = _import_entry(key)
+            except Exception:
+                if attempt:
+                    raise
+                cache.remove_entry(key)  # a damaged entry or damaged compiled code: rebuild
+                continue
+            if not ready:
+                cache.mark_ready(key)
+            _loaded[key] = fn
+            return fn
+    return None
+
+
+class _Background:
+    """The kernels asked for in ``"background"`` mode: one thread takes requests, has a
+    worker process compile the missing ones into the disk cache, loads them and calls each
+    request's ``done(kernel)``."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.queue: list[tuple[KernelPlan, Callable]] = []
+        self.busy = 0
+        self.thread: threading.Thread | None = None
+        self.errors: list[BaseException] = []
+
+    def request(self, plan: KernelPlan, done: Callable) -> None:
+        with self.cond:
+            self.queue.append((plan, done))
+            self.busy += 1
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._run, name="arignote-tier2", daemon=True)
+                self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self.cond:
+                if not self.queue:
+                    self.thread = None
+                    self.cond.notify_all()
+                    return
+                batch, self.queue = self.queue, []
+            try:
+                missing = {}
+                for plan, _ in batch:
+                    key = cache.entry_key(plan.key)
+                    if not cache.is_ready(key) and key not in _loaded:
+                        cache.write_entry(key, plan.source)
+                        missing[key] = plan
+                if missing:
+                    _compile_out_of_process(list(missing))
+                for plan, done in batch:
+                    try:
+                        fn = load_kernel(plan, compile_here=False)
+                    except Exception as err:  # tier 1 goes on; the error is kept for wait()
+                        self.errors.append(err)
+                        fn = None
+                    if fn is not None:
+                        done(fn)
+            finally:
+                with self.cond:
+                    self.busy -= len(batch)
+                    self.cond.notify_all()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        with self.cond:
+            return self.cond.wait_for(lambda: self.busy == 0, timeout)
+
+
+_background = _Background()
+
+
+def _compile_out_of_process(keys: list[str]) -> None:
+    """Compile the kernels stored under ``keys`` in a worker process (it imports each one,
+    so Numba stores its machine code, and marks it ready)."""
+    env = dict(os.environ)
+    env["ARIGNOTE_CACHE_DIR"] = str(cache.cache_dir())
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    proc = subprocess.run(
+        [sys.executable, "-m", "arignote.link.numba.worker", *keys],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        warnings.warn(
+            f"arignote's tier-2 compiler process failed (tier 1 goes on): {proc.stderr[-2000:]}",
+            RuntimeWarning,
+            stacklevel=1,
+        )
+
+
+def wait_for_kernels(timeout: float | None = None) -> bool:
+    """Wait until the kernels asked for in ``"background"`` mode are compiled, loaded and
+    swapped in (or failed: tier 1 goes on); True unless ``timeout`` ran out. Tests use it to
+    reach tier 2 deterministically."""
+    return _background.wait(timeout)
+
+
+# -- threads -----------------------------------------------------------------------------------
+
+_pool: ThreadPoolExecutor | None = None
+
+
+def _split_call(kernel: Callable, args: tuple, n: int) -> None:
+    """``kernel(*args, 0, n)`` as two halves, one on a helper thread (the kernels release
+    the GIL)."""
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(1, thread_name_prefix="arignote-kernel")
+    half = n // 2
+    future = _pool.submit(kernel, *args, half, n)
+    kernel(*args, 0, half)
+    future.result()
+
+
+# -- tier-2 thunks -----------------------------------------------------------------------------
+
+
+def _shape_of(vals: list, bcasts: tuple, ndim: int) -> tuple | None:
+    """The elementwise result's shape, or None when the inputs disagree where their Types
+    are not broadcastable (tier 1 raises the error)."""
+    shape = []
+    for d in range(ndim):
+        n = None
+        for v, b in zip(vals, bcasts):
+            if not b[d]:
+                m = v.shape[d]
+                if n is None:
+                    n = m
+                elif m != n:
+                    return None
+        shape.append(1 if n is None else n)
+    return tuple(shape)
+
+
+@dataclass
+class _Slot:
+    """One node with a kernel: its thunk's name in the runner's namespace, its tier-1
+    thunk, its plan, and its state (``"tier 1"``, ``"requested"``, ``"tier 2"``)."""
+
+    k: int
+    node: Apply
+    plan: KernelPlan
+    tier1: Callable
+    name: str = ""
+    state: str = "tier 1"
+    producer: _Slot | None = None  # a reduction's fused input (its node is skipped on tier 2)
+    extra: dict = field(default_factory=dict)
+
+
+class NumbaLinker(PyGenLinker):
+    """Tier 1 (:class:`PyGenLinker`) with tier-2 Numba kernels swapped in (see the module's
+    doc). ``jit``: ``"background"``, ``"sync"`` or ``"never"``; ``force``: use every kernel
+    at every size (else only those that pay, from ``min_size`` elements); ``threads``: 2
+    splits large kernel calls over two threads (measured: no gain on this project's shared
+    2-core machine, so 1 by default)."""
+
+    __props__ = ("allow_gc", "jit", "force", "threads", "min_size", "hot_elements")
+
+    def __init__(
+        self,
+        allow_gc: bool = True,
+        jit: str = "background",
+        force: bool | None = None,
+        threads: int = 1,
+        min_size: int | None = None,
+        hot_elements: int = HOT_ELEMENTS,
+    ):
+        if jit not in JIT_CHOICES:
+            raise ValueError(f"jit must be one of {JIT_CHOICES}, got {jit!r}")
+        if threads not in (1, 2):
+            raise ValueError(f"threads must be 1 or 2, got {threads!r}")
+        super().__init__(allow_gc)
+        self.jit = jit
+        self.force = jit == "sync" if force is None else bool(force)
+        self.threads = threads
+        self.min_size = (0 if self.force else MIN_SIZE) if min_size is None else int(min_size)
+        self.hot_elements = hot_elements
+
+    def __repr__(self) -> str:
+        return f"NumbaLinker(jit={self.jit!r}, force={self.force})"
+
+    def __str__(self) -> str:
+        return repr(self)
+
+    # -- which nodes ---------------------------------------------------------------------
+
+    def _thunk_nodes(
+        self, fgraph: FunctionGraph, nodes: list[Apply], thunks: list, storage_map: dict, compute_map: dict
+    ) -> set[int]:
+        self._pending: list[_Slot] = []
+        if self.jit == "never":
+            return set()
+        if self.jit == "sync" and not numba_available():
+            raise NumbaMissing(
+                "the NUMBA mode (tier 2 forced) needs Numba: install it with "
+                "`pip install arignote[numba]` (or `pip install numba`)"
+            )
+        position = {n: k for k, n in enumerate(nodes)}
+        slots: dict[int, _Slot] = {}
+        outputs = set(fgraph.outputs)
+        # (backwards: a reduction claims its fused input before that node is looked at)
+        for k in range(len(nodes) - 1, -1, -1):
+            node = nodes[k]
+            op = node.op
+            if k in slots:
+                continue
+            plan = None
+            producer = None
+            if isinstance(op, CAReduce):
+                src = node.inputs[0].owner
+                if (
+                    src is not None
+                    and isinstance(src.op, Elemwise)
+                    and src in position
+                    and len(fgraph.clients.get(src.outputs[0], ())) == 1
+                    and src.outputs[0] not in outputs
+                    and position[src] not in slots
+                    and not any(nodes[j].op.destroy_map for j in range(position[src] + 1, k + 1))
+                ):
+                    plan = plan_reduction(node, src)
+                    if plan is not None:
+                        producer = src
+                if plan is None:
+                    plan = plan_reduction(node, None)
+                    if plan is not None and not self.force:
+                        plan = None  # a plain reduction: NumPy's is as fast (bench/backend.py)
+            elif isinstance(op, Elemwise):
+                plan = plan_node(node)
+            if plan is None or (not self.force and not pays(plan)):
+                continue
+            slot = _Slot(k, node, plan, thunks[k])
+            if producer is not None:
+                j = position[producer]
+                slot.producer = _Slot(j, producer, plan, thunks[j])
+                slots[j] = slot.producer
+            slots[k] = slot
+        producers = {id(s.producer) for s in slots.values() if s.producer is not None}
+        self._storage = (storage_map, compute_map)
+        self._pending = [s for s in slots.values() if id(s) not in producers]
+        if self.jit == "background" and self.hot_elements > 0:
+            for slot in self._pending:  # tier 1 counts the elements it processes
+                thunks[slot.k] = self._counting(slot, storage_map)
+                slot.tier1_counting = thunks[slot.k]
+        return set(slots)
+
+    def _counting(self, slot: _Slot, storage_map: dict) -> Callable:
+        tier1 = slot.tier1
+        source = slot.producer.node if slot.producer is not None else slot.node
+        cell = storage_map[source.outputs[0]]
+        budget = [self.hot_elements]
+
+        def thunk() -> None:
+            tier1()
+            budget[0] -= cell[0].size if type(cell[0]) is _ndarray else 1
+            if budget[0] < 0 and slot.state == "tier 1":
+                slot.state = "requested"
+                _background.request(slot.plan, slot.extra["install"])
+
+        for attr in ("inputs", "outputs", "perform", "lazy", "sets_outputs"):
+            if hasattr(tier1, attr):
+                setattr(thunk, attr, getattr(tier1, attr))
+        return thunk
+
+    # -- swapping ------------------------------------------------------------------------
+
+    def _attach(self, runner: Callable, thunk_names: dict[int, str]) -> None:
+        pending = getattr(self, "_pending", [])
+        self._pending = []
+        runner.tier2 = pending
+        if not pending:
+            return
+        storage_map, compute_map = self._storage
+        del self._storage
+        namespace = runner.__globals__
+        for slot in pending:
+            slot.name = thunk_names[slot.k]
+            if slot.producer is not None:
+                slot.producer.name = thunk_names[slot.producer.k]
+            slot.extra["install"] = _installer(self, slot, namespace, storage_map, compute_map)
+        if self.jit == "sync":
+            for slot in pending:
+                slot.extra["install"](load_kernel(slot.plan))
+        elif self.hot_elements <= 0:
+            for slot in pending:
+                slot.state = "requested"
+                _background.request(slot.plan, slot.extra["install"])
+
+
+def _installer(
+    linker: NumbaLinker, slot: _Slot, namespace: dict, storage_map: dict, compute_map: dict
+) -> Callable[[Callable], None]:
+    """``install(kernel)``: rebind the slot's thunk name(s) to tier-2 thunks."""
+
+    def install(kernel: Callable) -> None:
+        if slot.plan.kind == "map":
+            namespace[slot.name] = _map_thunk(linker, slot, kernel, storage_map, compute_map)
+        else:
+            thunk, skip = _reduce_thunk(linker, slot, kernel, storage_map, compute_map)
+            namespace[slot.name] = thunk  # first: it also runs after the producer's tier 1
+            if skip is not None:
+                namespace[slot.producer.name] = skip
+        slot.state = "tier 2"
+
+    return install
+
+
+def _flags(node: Apply, compute_map: dict | None) -> list[list]:
+    return [compute_map[v] for v in node.outputs] if compute_map is not None else []
+
+
+def _map_thunk(
+    linker: NumbaLinker, slot: _Slot, kernel: Callable, storage_map: dict, compute_map: dict
+) -> Callable:
+    node, plan, tier1 = slot.node, slot.plan, slot.tier1
+    in_cells = [storage_map[v] for v in node.inputs]
+    out_cells = [storage_map[v] for v in node.outputs]
+    flags = _flags(node, compute_map)
+    bcasts = plan.in_broadcastable
+    ndim = node.outputs[0].type.ndim
+    odts = [np.dtype(d) for d in plan.out_dtypes]
+    consts = plan.consts
+    min_size = max(linker.min_size, 1)
+    split = linker.threads == 2
+    inplace = dict(node.op.inplace_pattern)
+
+    def thunk() -> None:
+        vals = [c[0] for c in in_cells]
+        for v in vals:
+            if type(v) is not _ndarray:
+                tier1()
+                return
+        shape = _shape_of(vals, bcasts, ndim)
+        if shape is None or shape[0] == 0:
+            tier1()
+            return
+        size = 1
+        for n in shape:
+            size *= n
+        if size < min_size:
+            tier1()
+            return
+        outs = []
+        for j, dt in enumerate(odts):
+            t = inplace.get(j)
+            target = vals[t] if t is not None else None
+            if (
+                target is not None
+                and target.flags.c_contiguous
+                and target.flags.writeable
+                and target.dtype == dt
+                and target.shape == shape
+                and not any(v is not target and np.may_share_memory(v, target) for v in vals)
+                and not any(o is target for o in outs)
+            ):
+                outs.append(target)
+            else:
+                outs.append(np.empty(shape, dt))
+        args = (*vals, *consts, *outs)
+        try:
+            if split and size >= 1 << 18 and shape[0] > 1:
+                _split_call(kernel, args, shape[0])
+            else:
+                kernel(*args, 0, shape[0])
+        except TypeError:  # not the kernel's types (a read-only array): tier 1
+            tier1()
+            return
+        for cell, o in zip(out_cells, outs):
+            cell[0] = o
+        for f in flags:
+            f[0] = True
+
+    thunk.sets_outputs = True
+    return thunk
+
+
+_SKIPPED = np.empty(0)  # what a skipped producer leaves in its output cell (never read)
+
+
+def _reduce_thunk(
+    linker: NumbaLinker, slot: _Slot, kernel: Callable, storage_map: dict, compute_map: dict
+) -> tuple[Callable, Callable | None]:
+    """The reduction's tier-2 thunk and, for a fused input, the producer's: it only hands
+    its inputs to the reduction (its array is never made)."""
+    node, plan, tier1 = slot.node, slot.plan, slot.tier1
+    out_cell = storage_map[node.outputs[0]]
+    flags = _flags(node, compute_map)
+    bcasts = plan.in_broadcastable
+    keep = plan.keep
+    ndim = len(bcasts[0])
+    odt = np.dtype(plan.out_dtypes[0])
+    consts = plan.consts
+    min_size = max(linker.min_size, 1)
+    split = linker.threads == 2 and bool(keep)
+    prod = slot.producer
+    stash: list = [None]
+    if prod is not None:
+        p_in = [storage_map[v] for v in prod.node.inputs]
+        p_out = storage_map[prod.node.outputs[0]]
+        p_flags = _flags(prod.node, compute_map)
+        p_tier1 = prod.tier1
+
+        def skip() -> None:
+            stash[0] = [c[0] for c in p_in]
+            p_out[0] = _SKIPPED
+            for f in p_flags:
+                f[0] = True
+
+        skip.sets_outputs = True
+
+        def fallback(vals: list) -> None:
+            # the producer on tier 1 (its input cells as they were), then the reduction
+            saved = [c[0] for c in p_in]
+            for c, v in zip(p_in, vals):
+                c[0] = v
+            try:
+                p_tier1()
+            finally:
+                for c, v in zip(p_in, saved):
+                    c[0] = v
+            tier1()
+            p_out[0] = None
+
+    else:
+        x_cell = storage_map[node.inputs[0]]
+        skip = None
+
+        def fallback(vals: list) -> None:
+            tier1()
+
+    def thunk() -> None:
+        if prod is not None:
+            vals = stash[0]
+            if vals is None:  # the producer ran on tier 1 (swapped in between)
+                tier1()
+                return
+            stash[0] = None
+        else:
+            vals = [x_cell[0]]
+        for v in vals:
+            if type(v) is not _ndarray:
+                fallback(vals)
+                return
+        shape = _shape_of(vals, bcasts, ndim)
+        if shape is None:
+            fallback(vals)
+            return
+        size = 1
+        for n in shape:
+            size *= n
+        if size < min_size or size == 0:
+            fallback(vals)
+            return
+        oshape = tuple(shape[d] for d in keep)
+        out = np.empty(oshape if keep else (1,), odt)
+        args = (*vals, *consts, out)
+        n = oshape[0] if keep else 1
+        try:
+            if split and size >= 1 << 18 and n > 1:
+                _split_call(kernel, args, n)
+            else:
+                kernel(*args, 0, n)
+        except TypeError:
+            fallback(vals)
+            return
+        out_cell[0] = out if keep else out.reshape(())
+        for f in flags:
+            f[0] = True
+
+    thunk.sets_outputs = True
+    return thunk, skip

@@ -1,0 +1,223 @@
+"""Tier 2 (Numba kernels) against the reference VM, the disk cache, tiering and the no-Numba path.
+
+Numba compiles cost ~0.3-1 s each, so the kernels are few and shared: one cache directory
+for the module, graphs with several outputs (several kernels per compile).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import arignote
+import arignote.tensor as pt
+from arignote.compile.mode import Mode
+from arignote.link.numba import cache
+from arignote.link.numba import linker as nl
+from arignote.link.numba.kernels import plan_node, plan_reduction
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory):
+    d = tmp_path_factory.mktemp("arignote-cache")
+    old = os.environ.get("ARIGNOTE_CACHE_DIR")
+    os.environ["ARIGNOTE_CACHE_DIR"] = str(d)
+    yield d
+    if old is None:
+        del os.environ["ARIGNOTE_CACHE_DIR"]
+    else:
+        os.environ["ARIGNOTE_CACHE_DIR"] = old
+
+
+def _vm(inputs, outputs):
+    return arignote.function(inputs, outputs, mode=Mode("vm", "fast_run"))
+
+
+# -- without Numba: plans are text, NUMBA mode says what to install -----------------------
+
+
+def test_kernel_text_has_structure_not_constants():
+    x = pt.vector("x")
+    f2 = arignote.function([x], pt.exp(x) * 2 + x, mode=Mode("vm", "fast_run"))
+    f3 = arignote.function([x], pt.exp(x) * 3 + x, mode=Mode("vm", "fast_run"))
+    (n2,), (n3,) = f2.vm.nodes, f3.vm.nodes
+    p2, p3 = plan_node(n2), plan_node(n3)
+    assert p2.key == p3.key and p2.source == p3.source  # one kernel for both
+    assert "2.0" not in p2.source and [float(c) for c in p2.consts] == [2.0]
+    assert [float(c) for c in p3.consts] == [3.0]
+    xf = pt.vector("x", dtype="float32")
+    p32 = plan_node(arignote.function([xf], pt.exp(xf) * 2 + xf, mode=Mode("vm", "fast_run")).vm.nodes[0])
+    assert p32.key != p2.key and "float32[:]" in p32.source  # dtypes are structure
+    # a reduction of a fused input computes the body in its loop
+    X = pt.matrix("X")
+    g = arignote.function([X], pt.sum(pt.exp(X) * X, axis=1), mode=Mode("vm", "fast_run"))
+    red = g.vm.nodes[-1]
+    plan = plan_reduction(red, red.inputs[0].owner)
+    assert plan.kind == "reduce" and "np.exp(x0)" in plan.source and plan.keep == (0,)
+
+
+def test_numba_mode_without_numba_says_to_install(monkeypatch):
+    monkeypatch.setattr(nl, "numba_available", lambda: False)
+    x = pt.vector("x")
+    with pytest.raises(nl.NumbaMissing, match=r"pip install arignote\[numba\]"):
+        arignote.function([x], pt.exp(x) * 2 + x, mode="NUMBA")
+    # tier 1 alone needs nothing
+    f = arignote.function([x], pt.exp(x) * 2 + x, mode=Mode(nl.NumbaLinker(jit="never"), "fast_run"))
+    np.testing.assert_allclose(f(np.ones(3)), np.exp(1) * 2 + 1)
+    with pytest.raises(ValueError, match="jit must be one of"):
+        nl.NumbaLinker(jit="later")
+
+
+def test_cache_entries_are_checked_and_cli(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ARIGNOTE_CACHE_DIR", str(tmp_path))
+    path = cache.write_entry("k1", "A = 1\n")
+    assert cache.read_entry("k1") == "A = 1\n" and not cache.is_ready("k1")
+    cache.mark_ready("k1")
+    assert cache.is_ready("k1")
+    text = path.read_text()
+    path.write_text(text[:-3])  # truncated
+    assert cache.read_entry("k1") is None and not cache.is_ready("k1")
+    cache.write_entry("k1", "A = 1\n")  # rebuilt
+    assert cache.read_entry("k1") == "A = 1\n" and not cache.is_ready("k1")
+    assert not list(tmp_path.rglob("*.tmp"))  # temp files were renamed into place
+    assert cache.main(["info"]) == 0 and "1 kernels" in capsys.readouterr().out
+    assert cache.main(["clear"]) == 0 and cache.info()["kernels"] == 0
+
+
+# -- with Numba ---------------------------------------------------------------------------
+
+
+def test_kernels_match_the_reference_vm(cache_dir):
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(0)
+    x, y = pt.vectors("x", "y")
+    X = pt.matrix("X")
+    xf = pt.vector("xf", dtype="float32")
+    s = pt.scalar("s")
+    outs = [
+        pt.exp(-(x**2)) * pt.sin(y) + pt.log1p(abs(y)),  # map, math
+        pt.maximum(x, y) * 2 - pt.switch(x > y, x, y * 3),  # map, NaN-propagating max, switch
+        pt.sum(pt.exp(X) * x, axis=1),  # reduce, fused, broadcast input
+        pt.max(X * s, axis=0),  # reduce over leading axis
+        pt.sum(X * X),  # full reduction
+        pt.sqrt(abs(xf)) * xf + 1,  # float32
+    ]
+    ins = [x, y, X, xf, s]
+    f = arignote.function(ins, outs, mode="NUMBA")
+    ref = _vm(ins, outs)
+    assert [s.state for s in f.vm.tier2] == ["tier 2"] * len(f.vm.tier2)
+    assert {s.plan.kind for s in f.vm.tier2} == {"map", "reduce"}
+    for n in (5, 0):
+        args = [
+            rng.normal(size=n),
+            rng.normal(size=n),
+            rng.normal(size=(7, n)),
+            rng.normal(size=n).astype("float32"),
+            np.float64(1.5),
+        ]
+        if n:
+            args[0][1] = np.nan
+        outs_got, outs_ref = f(*args), ref(*args)
+        for got, want in zip(outs_got, outs_ref):
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=2e-6 if got.dtype == np.float32 else 1e-12)
+    # a non-contiguous and a read-only input: the same values
+    a = rng.normal(size=10)[::2]
+    b = rng.normal(size=5)
+    b.flags.writeable = False
+    M = rng.normal(size=(5, 3)).T
+    c = rng.normal(size=5).astype("float32")
+    for got, want in zip(f(a, b, M, c, 2.0), ref(a, b, M, c, 2.0)):
+        np.testing.assert_allclose(got, want, rtol=2e-6)
+    # a runtime shape mismatch is tier 1's error
+    with pytest.raises(ValueError):
+        f(np.ones(4), np.ones(5), np.ones((2, 4)), np.ones(4, dtype="float32"), 1.0)
+
+
+def test_background_tier_swaps_in_and_later_processes_find_it(cache_dir):
+    pytest.importorskip("numba")
+    x, y = pt.vectors("x", "y")
+    expr = (x * y + x) * (y - 2.5) + x * x
+    mode = Mode(nl.NumbaLinker(jit="background", hot_elements=3000, min_size=0), "fast_run")
+    f = arignote.function([x, y], expr, mode=mode)
+    (slot,) = f.vm.tier2
+    a, b = np.arange(1000.0), np.ones(1000)
+    want = (a * b + a) * (b - 2.5) + a * a
+    for _ in range(3):  # 3000 elements: not hot yet
+        np.testing.assert_allclose(f(a, b), want)
+    assert slot.state == "tier 1"
+    np.testing.assert_allclose(f(a, b), want)  # now hot: compiled in another process
+    assert slot.state in ("requested", "tier 2")
+    assert nl.wait_for_kernels(timeout=120)
+    assert slot.state == "tier 2"
+    np.testing.assert_allclose(f(a, b), want)
+    key = cache.entry_key(slot.plan.key)
+    assert cache.is_ready(key)
+    # a new linker (as a later process) finds it in the cache
+    g = arignote.function([x, y], expr, mode=Mode(nl.NumbaLinker(jit="sync"), "fast_run"))
+    np.testing.assert_allclose(g(a, b), want)
+
+
+def test_damaged_entries_are_rebuilt(cache_dir):
+    pytest.importorskip("numba")
+    x = pt.vector("x")
+    f = arignote.function([x], (x + 1.5) * x - 3, mode="NUMBA")
+    (slot,) = f.vm.tier2
+    key = cache.entry_key(slot.plan.key)
+    path = cache.entry_path(key)
+    assert cache.is_ready(key)
+    nl._loaded.pop(key)
+    path.write_text(path.read_text()[:40])  # a truncated kernel file
+    assert not cache.is_ready(key)
+    g = arignote.function([x], (x + 1.5) * x - 3, mode="NUMBA")
+    np.testing.assert_allclose(g(np.arange(4.0)), (np.arange(4.0) + 1.5) * np.arange(4.0) - 3)
+    assert cache.is_ready(key)
+    # Numba's own files damaged: removed and rebuilt too
+    nl._loaded.pop(key)
+    for p in (path.parent / "__pycache__").glob(f"{path.stem}.*"):
+        p.write_bytes(p.read_bytes()[:10])
+    h = arignote.function([x], (x + 1.5) * x - 3, mode="NUMBA")
+    np.testing.assert_allclose(h(np.arange(4.0)), (np.arange(4.0) + 1.5) * np.arange(4.0) - 3)
+
+
+_SCRIPT = """
+import numpy as np, arignote, arignote.tensor as pt
+x, y = pt.vectors("x", "y")
+f = arignote.function([x, y], [(x - y) * (x + 0.5) / (y * y + 1), pt.sum(x * y - x)], mode="NUMBA")
+assert [s.state for s in f.vm.tier2] == ["tier 2", "tier 2"]
+r = f(np.linspace(0, 1, 7), np.linspace(1, 2, 7))
+print(repr(r[0].tolist()), repr(float(r[1])))
+"""
+
+
+@pytest.mark.slow
+def test_processes_compiling_into_an_empty_cache_agree(tmp_path):
+    pytest.importorskip("numba")
+    env = dict(os.environ, ARIGNOTE_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _SCRIPT],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(8)
+    ]
+    results = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err[-2000:] for _, err in results]
+    outs = {out for out, _ in results}
+    assert len(outs) == 1
+    a, b = np.linspace(0, 1, 7), np.linspace(1, 2, 7)
+    first, second = outs.pop().split("] ")
+    np.testing.assert_allclose(eval(first + "]"), (a - b) * (a + 0.5) / (b * b + 1))
+    np.testing.assert_allclose(float(second), np.sum(a * b - a))
+    kernels = list((tmp_path / "kernels").glob("k_*.py"))
+    assert len(kernels) == 2 and len(list((tmp_path / "kernels").glob("k_*.ok"))) == 2

@@ -414,6 +414,8 @@ def plan_reduction(node: Apply, producer: Apply | None) -> KernelPlan | None:
         return None
     axes = tuple(range(nd)) if op.axis is None else op.axis
     keep = tuple(d for d in range(nd) if d not in axes)
+    if not axes:  # nothing reduced: a copy, tier 1's
+        return None
     loop = [f"j{d}" for d in range(nd)]
     consts: list = []
     step, init, fastmath, empty_ok = _REDUCERS[type(op.scalar_op)]

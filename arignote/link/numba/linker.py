@@ -42,6 +42,7 @@ from arignote.graph.fg import FunctionGraph
 from arignote.link.numba import cache
 from arignote.link.numba.kernels import KernelPlan, pays, plan_node, plan_reduction
 from arignote.link.python.codegen import PyGenLinker
+from arignote.scalar.composite import Composite
 from arignote.tensor.elemwise import CAReduce, Elemwise
 
 __all__ = [
@@ -266,7 +267,7 @@ class _Slot:
 
     k: int
     node: Apply
-    plan: KernelPlan
+    plan: KernelPlan | None  # (None until planned: a hot node in "background" mode)
     tier1: Callable
     name: str = ""
     state: str = "tier 1"
@@ -323,6 +324,7 @@ class NumbaLinker(PyGenLinker):
                 "`pip install arignote[numba]` (or `pip install numba`)"
             )
         position = {n: k for k, n in enumerate(nodes)}
+        lazy = self.jit == "background" and self.hot_elements > 0 and not self.force
         slots: dict[int, _Slot] = {}
         outputs = set(fgraph.outputs)
         # (backwards: a reduction claims its fused input before that node is looked at)
@@ -333,6 +335,10 @@ class NumbaLinker(PyGenLinker):
                 continue
             plan = None
             producer = None
+            if lazy:  # planned when hot: link time stays what tier 1's is
+                if isinstance(op, Elemwise) and isinstance(op.scalar_op, Composite) and op.nout == 1:
+                    slots[k] = _Slot(k, node, None, thunks[k])
+                continue
             if isinstance(op, CAReduce):
                 src = node.inputs[0].owner
                 if (
@@ -380,6 +386,11 @@ class NumbaLinker(PyGenLinker):
             tier1()
             budget[0] -= cell[0].size if type(cell[0]) is _ndarray else 1
             if budget[0] < 0 and slot.state == "tier 1":
+                if slot.plan is None:
+                    slot.plan = plan_node(slot.node)
+                    if slot.plan is None or not pays(slot.plan):
+                        slot.state = "tier 1 (no kernel pays)"
+                        return
                 slot.state = "requested"
                 _background.request(slot.plan, slot.extra["install"])
 

@@ -28,7 +28,7 @@ config = Config(
             "mode",
             "FAST_RUN",
             "default compilation mode of function()",
-            enum("FAST_RUN", "FAST_COMPILE", "DebugMode", "NanGuardMode", "PYTHON"),
+            enum("FAST_RUN", "FAST_COMPILE", "DebugMode", "NanGuardMode", "PYTHON", "NUMBA"),
         ),
         ConfigParam(
             "on_opt_error",

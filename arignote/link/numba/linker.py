@@ -407,6 +407,16 @@ class NumbaLinker(PyGenLinker):
         runner.tier2 = pending
         if not pending:
             return
+        by_node = {s.node: s for s in pending}
+        by_node.update({s.producer.node: s for s in pending if s.producer is not None})
+        tier1_impl = runner.impl_of
+
+        def impl_of(node: Apply) -> str:
+            # what runs the node now: "numba" once its kernel is swapped in
+            slot = by_node.get(node)
+            return "numba" if slot is not None and slot.state == "tier 2" else tier1_impl(node)
+
+        runner.impl_of = impl_of
         storage_map, compute_map = self._storage
         del self._storage
         namespace = runner.__globals__

@@ -114,6 +114,7 @@ def test_kernels_match_the_reference_vm(cache_dir):
     ref = _vm(ins, outs)
     assert [s.state for s in f.vm.tier2] == ["tier 2"] * len(f.vm.tier2)
     assert {s.plan.kind for s in f.vm.tier2} == {"map", "reduce"}
+    assert all(f.vm.impl_of(s.node) == "numba" for s in f.vm.tier2)  # what runs each node
     for n in (5, 0):
         args = [
             rng.normal(size=n),

@@ -1,0 +1,198 @@
+"""Call time of compute-bound workloads: arignote's tiers against PyTensor (Numba) and JAX.
+
+Workloads (``--cases``), float64:
+
+* ``ew``: ``exp(-x**2) * sin(y) + log1p(abs(z))``, vectors of 1e6 (transcendental-bound);
+* ``arith``: ``(x * y + x) * (y - 2.5) + x * x``, vectors of 1e6 (arithmetic: fusion pays);
+* ``sum1``: ``X.sum(axis=1)``, ``max0``: ``X.max(axis=0)``, ``softmax1``:
+  ``softmax(X, axis=1)``, ``X`` of 4000x4000;
+* ``fsum1``: ``(X * X - X).sum(axis=1)``, a reduction of a fused input, 4000x4000.
+
+arignote runs as tier 1 (``NumbaLinker(jit="never")``: generated Python calling NumPy), as
+tier 2 forced (the ``"NUMBA"`` mode) and as FAST_RUN after its background compile settled
+(the tiered default: a kernel only where the cost model says it pays). PyTensor 3 runs in
+its default (Numba) mode, JAX with ``jax.jit``; they run in the interpreter given by
+``--peer-python`` (this script with ``--peer``) when not importable here. Each number is the
+median of ``--calls`` calls after one warm-up call, in ms. Also prints NumPy's per-op and
+Numba's per-op costs (``--ops``), the numbers behind the cost model in
+``arignote/link/numba/kernels.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from _common import ensure_repo_importable, importable
+
+N = 1_000_000
+M = 4000
+
+
+def _inputs(case: str) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    if case in ("ew", "arith"):
+        return {k: rng.normal(size=N) for k in "xyz"[: 3 if case == "ew" else 2]}
+    return {"X": rng.normal(size=(M, M))}
+
+
+def _expr(case: str, m: Any, special: Any, **v: Any) -> Any:
+    if case == "ew":
+        return m.exp(-(v["x"] ** 2)) * m.sin(v["y"]) + m.log1p(abs(v["z"]))
+    if case == "arith":
+        x, y = v["x"], v["y"]
+        return (x * y + x) * (y - 2.5) + x * x
+    X = v["X"]
+    if case == "sum1":
+        return X.sum(axis=1)
+    if case == "max0":
+        return X.max(axis=0)
+    if case == "fsum1":
+        return (X * X - X).sum(axis=1)
+    if case == "softmax1":
+        return special.softmax(X, axis=1)
+    raise ValueError(case)
+
+
+CASES = ("ew", "arith", "sum1", "max0", "fsum1", "softmax1")
+
+
+def _median_ms(fn: Callable[[], Any], calls: int) -> float:
+    fn()
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
+
+
+def run_arignote(cases: list[str], calls: int) -> dict[str, dict[str, float]]:
+    ensure_repo_importable()
+    import arignote
+    import arignote.tensor as pt
+    from arignote.compile.mode import Mode
+    from arignote.link.numba import NumbaLinker, numba_available, wait_for_kernels
+
+    modes = {"tier 1": Mode(NumbaLinker(jit="never"), "fast_run")}
+    if numba_available():
+        modes["tier 2 forced"] = "NUMBA"
+        modes["FAST_RUN settled"] = Mode(NumbaLinker(jit="background", hot_elements=1), "fast_run")
+    out: dict[str, dict[str, float]] = {}
+    for case in cases:
+        data = _inputs(case)
+        syms = {k: (pt.vector(k) if v.ndim == 1 else pt.matrix(k)) for k, v in data.items()}
+        expr = _expr(case, pt, pt.special, **syms)
+        args = [data[k] for k in syms]
+        for name, mode in modes.items():
+            f = arignote.function(list(syms.values()), expr, mode=mode)
+            f(*args)
+            wait_for_kernels(600)
+            out.setdefault(case, {})[f"arignote {name}"] = _median_ms(lambda f=f, a=args: f(*a), calls)
+        out[case]["numpy"] = _median_ms(lambda c=case, d=data: _expr(c, np, _np_special(), **d), calls)
+    return out
+
+
+class _np_special:
+    @staticmethod
+    def softmax(X: np.ndarray, axis: int) -> np.ndarray:
+        e = np.exp(X - X.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+
+def run_peers(cases: list[str], calls: int) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    if importable("pytensor"):
+        import pytensor
+        import pytensor.tensor as ptt
+
+        for case in cases:
+            data = _inputs(case)
+            syms = {k: (ptt.vector(k) if v.ndim == 1 else ptt.matrix(k)) for k, v in data.items()}
+            f = pytensor.function(list(syms.values()), _expr(case, ptt, ptt.special, **syms))
+            args = [data[k] for k in syms]
+            out.setdefault(case, {})["pytensor (numba)"] = _median_ms(lambda f=f, a=args: f(*a), calls)
+    if importable("jax"):
+        import jax
+        import jax.numpy as jnp
+
+        jax.config.update("jax_enable_x64", True)
+        for case in cases:
+            data = _inputs(case)
+            names = list(data)
+            fn = jax.jit(lambda *a, case=case, names=names: _expr(case, jnp, jax.nn, **dict(zip(names, a))))
+            args = [jnp.asarray(data[k]) for k in names]
+            out.setdefault(case, {})["jax"] = _median_ms(
+                lambda fn=fn, a=args: fn(*a).block_until_ready(), calls
+            )
+    return out
+
+
+def run_ops() -> None:
+    """NumPy's and Numba's ns per element of single ops on 1e6 float64 (the cost model)."""
+    import numba
+
+    x = np.random.default_rng(0).random(N) + 0.5
+    o = np.empty(N)
+    for name in ("exp", "log", "log1p", "sin", "sqrt", "multiply"):
+        ufunc = getattr(np, name)
+        expr = f"np.{name}(x[i])" if name != "multiply" else "x[i] * x[i]"
+        ns: dict = {"np": np}
+        exec(f"def k(x, o):\n    for i in range(x.shape[0]):\n        o[i] = {expr}\n", ns)
+        k = numba.njit(ns["k"], error_model="numpy")
+        k(x, o)
+        t_np = _median_ms(lambda u=ufunc: u(x) if u is not np.multiply else u(x, x), 9)
+        t_nb = _median_ms(lambda k=k: k(x, o), 9)
+        print(f"{name:9s} numpy {t_np * 1e6 / N:5.2f} ns/elem   numba {t_nb * 1e6 / N:5.2f} ns/elem")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--cases", default=",".join(CASES))
+    p.add_argument("--calls", type=int, default=7)
+    p.add_argument("--peer-python", default=None)
+    p.add_argument("--peer", action="store_true", help="(internal) measure the peers, print JSON")
+    p.add_argument("--ops", action="store_true", help="print the per-op costs and exit")
+    a = p.parse_args()
+    cases = a.cases.split(",")
+    if a.ops:
+        run_ops()
+        return
+    if a.peer:
+        print(json.dumps(run_peers(cases, a.calls)))
+        return
+    results = run_arignote(cases, a.calls)
+    peers = run_peers(cases, a.calls) if importable("pytensor") or importable("jax") else {}
+    if not peers and a.peer_python:
+        cmd = [
+            a.peer_python,
+            os.path.abspath(__file__),
+            "--peer",
+            "--cases",
+            a.cases,
+            "--calls",
+            str(a.calls),
+        ]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        peers = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else {}
+        if proc.returncode:
+            print(proc.stderr[-2000:], file=sys.stderr)
+    print(f"median call, ms (load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores)")
+    for case in cases:
+        row = {**results.get(case, {}), **peers.get(case, {})}
+        print(f"{case:9s} " + "  ".join(f"{k}: {v:7.2f}" for k, v in row.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -87,12 +87,12 @@ def _compare(symbol: str):
 
 def _max(args: list[str], ins: tuple, out: str) -> str | None:
     a, b = args  # NaN wins, as np.maximum
-    return f"({a} if ({a} >= {b} or {a} != {a}) else {b})" if out != "bool" else None
+    return f"({a} if (({a} >= {b}) | ({a} != {a})) else {b})" if out != "bool" else None
 
 
 def _min(args: list[str], ins: tuple, out: str) -> str | None:
     a, b = args
-    return f"({a} if ({a} <= {b} or {a} != {a}) else {b})" if out != "bool" else None
+    return f"({a} if (({a} <= {b}) | ({a} != {a})) else {b})" if out != "bool" else None
 
 
 def _cast(args: list[str], ins: tuple, out: str) -> str | None:
@@ -392,8 +392,8 @@ def plan_node(node: Apply) -> KernelPlan | None:
 _REDUCERS = {
     psb.Add: ("{a} = {a} + {v}", "0", ("reassoc",), True),
     psb.Mul: ("{a} = {a} * {v}", "1", ("reassoc",), True),
-    psb.Maximum: ("{a} = {v} if ({v} > {a} or {v} != {v}) else {a}", "-np.inf", False, False),
-    psb.Minimum: ("{a} = {v} if ({v} < {a} or {v} != {v}) else {a}", "np.inf", False, False),
+    psb.Maximum: ("{a} = {v} if (({v} > {a}) | ({v} != {v})) else {a}", "-np.inf", False, False),
+    psb.Minimum: ("{a} = {v} if (({v} < {a}) | ({v} != {v})) else {a}", "np.inf", False, False),
 }
 
 

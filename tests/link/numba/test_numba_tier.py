@@ -222,3 +222,22 @@ def test_processes_compiling_into_an_empty_cache_agree(tmp_path):
     np.testing.assert_allclose(float(second), np.sum(a * b - a))
     kernels = list((tmp_path / "kernels").glob("k_*.py"))
     assert len(kernels) == 2 and len(list((tmp_path / "kernels").glob("k_*.ok"))) == 2
+
+
+def test_calls_split_over_two_threads_agree(cache_dir):
+    pytest.importorskip("numba")
+    x, y, v = pt.vectors("x", "y", "v")
+    X = pt.matrix("X")
+    # (the kernels of test_kernels_match_the_reference_vm: same structure, same cache entries)
+    outs = [pt.maximum(x, y) * 2 - pt.switch(x > y, x, y * 3), pt.sum(pt.exp(X) * v, axis=1)]
+    f = arignote.function([x, y, X, v], outs, mode=Mode(nl.NumbaLinker(jit="sync", threads=2), "fast_run"))
+    ref = _vm([x, y, X, v], outs)
+    rng = np.random.default_rng(1)
+    args = (
+        rng.normal(size=300_000),
+        rng.normal(size=300_000),
+        rng.normal(size=(1000, 300)),
+        rng.normal(size=300),
+    )
+    for got, want in zip(f(*args), ref(*args)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -381,10 +381,22 @@ class NumbaLinker(PyGenLinker):
         source = slot.producer.node if slot.producer is not None else slot.node
         cell = storage_map[source.outputs[0]]
         budget = [self.hot_elements]
+        min_size = self.min_size
+        # after this many calls on arrays under min_size the node stays on tier 1 without
+        # counting (a small model's per-call cost stays tier 1's)
+        probe = [64, False]
 
         def thunk() -> None:
             tier1()
-            budget[0] -= cell[0].size if type(cell[0]) is _ndarray else 1
+            size = cell[0].size if type(cell[0]) is _ndarray else 1
+            budget[0] -= size
+            if not probe[1]:
+                probe[0] -= 1
+                probe[1] = size >= min_size
+                if probe[0] <= 0 and not probe[1] and slot.state == "tier 1":
+                    slot.state = "tier 1 (small arrays)"
+                    slot.extra["namespace"][slot.name] = tier1
+                    return
             if budget[0] < 0 and slot.state == "tier 1":
                 if slot.plan is None:
                     slot.plan = plan_node(slot.node)
@@ -425,6 +437,7 @@ class NumbaLinker(PyGenLinker):
             if slot.producer is not None:
                 slot.producer.name = thunk_names[slot.producer.k]
             slot.extra["install"] = _installer(self, slot, namespace, storage_map, compute_map)
+            slot.extra["namespace"] = namespace
         if self.jit == "sync":
             for slot in pending:
                 slot.extra["install"](load_kernel(slot.plan))

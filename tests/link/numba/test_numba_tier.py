@@ -241,3 +241,14 @@ def test_calls_split_over_two_threads_agree(cache_dir):
     )
     for got, want in zip(f(*args), ref(*args)):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_small_arrays_stop_counting_without_numba_work():
+    x = pt.vector("x")
+    f = arignote.function([x], (x * 2 + 1) * x, mode=Mode(nl.NumbaLinker(jit="background"), "fast_run"))
+    (slot,) = f.vm.tier2
+    counting = f.vm.__globals__[slot.name]
+    for _ in range(64):
+        np.testing.assert_allclose(f(np.ones(3)), [3.0, 3.0, 3.0])
+    assert slot.state == "tier 1 (small arrays)" and slot.plan is None  # never planned
+    assert f.vm.__globals__[slot.name] is slot.tier1 is not counting

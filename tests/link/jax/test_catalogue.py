@@ -6,7 +6,8 @@ derivative rule, small graphs with test values: here each node of those graphs t
 implementation gets the reference values of its inputs and must give the reference values of
 its outputs (values, shapes, dtypes), eagerly; the nodes of the case's own Op class run under
 ``jax.jit`` as well (they must trace: static shapes), except where the shape of the result
-depends on the values (:data:`DATA_DEPENDENT`: there the error must say so).
+depends on the values (:data:`DATA_DEPENDENT`: there the error must say so). The float32
+versions of the graphs run eagerly.
 """
 
 from __future__ import annotations
@@ -57,3 +58,10 @@ def test_case_nodes_match_the_reference(request, name: str, builder) -> None:
             check_nodes(case.inputs, case.outputs, case.values, jit=under_jit)
         return
     check_nodes(case.inputs, case.outputs, case.values, jit=under_jit)
+
+
+@pytest.mark.parametrize("name, builder", case_params(CASES))
+def test_case_nodes_match_the_reference_in_float32(name: str, builder) -> None:
+    """The same graphs in float32, eagerly: the dtypes of the results follow the Types."""
+    case = builder("float32")
+    check_nodes(case.inputs, case.outputs, case.values, rtol=2e-4, atol=1e-5)

@@ -54,9 +54,9 @@ def concrete(value: Any, node: Apply | None, what: str) -> np.ndarray:
     if not _is_tracer(value):
         return np.asarray(value)
     raise DataDependentShapeError(
-        f"{node.op if node is not None else 'an Op'} (node {node}): {what} decides the shape of the "
-        "result, and under jax.jit it is only known when the function runs. Make it a constant of "
-        "the graph, or run this graph with another backend"
+        f"{node.op if node is not None else 'an Op'} (node {node}): {what} must be static (it "
+        "decides a shape or an axis), but under jax.jit it is only known when the function runs. "
+        "Make it a constant of the graph, or run this graph with another backend"
     )
 
 

@@ -274,3 +274,16 @@ def test_blockwise_of_an_op_without_jax_implementation_names_it() -> None:
     out = Blockwise(NoJax())(a)
     with pytest.raises(NotImplementedError, match="NoJax"):
         jax_funcify(out.owner.op, node=out.owner)
+
+
+def test_batched_maps_the_core_op_over_the_batched_inputs_only() -> None:
+    from arignote.tensor.batching import Batched
+    from arignote.tensor.searching import SearchsortedOp
+
+    rows, q = pt.dmatrix("rows"), pt.dvector("q")
+    out = Batched(SearchsortedOp("left"), (True, False))(rows, q)
+    rv = np.sort(np.random.default_rng(1).normal(size=(3, 5)), axis=1)
+    qv = np.array([-0.5, 0.0, 0.7])
+    got = fn_of(out, jit=True)(rv, qv)
+    np.testing.assert_array_equal(got, [np.searchsorted(r, qv) for r in rv])
+    check_nodes([rows, q], [out], [rv, qv])

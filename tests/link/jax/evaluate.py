@@ -64,6 +64,14 @@ def _canonical(op: Op, k: int, value: np.ndarray) -> np.ndarray:
     return np.moveaxis(moved / phase, -1, axis)
 
 
+def canonical(v: Variable, value: Any) -> np.ndarray:
+    """The value of ``v`` with eigen- and singular vectors scaled as :func:`_canonical` does."""
+    value = np.asarray(value)
+    if v.owner is None or value.dtype.kind not in "fc":
+        return value
+    return _canonical(v.owner.op, v.owner.outputs.index(v), value)
+
+
 def compare(node: Apply, k: int, got: Any, want: Any, rtol: float = 1e-6, atol: float = 1e-8) -> None:
     got, want = np.asarray(got), np.asarray(want)
     where = f"{node.op} (node {node}), output {k}"

@@ -7,7 +7,8 @@ implementation gets the reference values of its inputs and must give the referen
 its outputs (values, shapes, dtypes), eagerly; the nodes of the case's own Op class run under
 ``jax.jit`` as well (they must trace: static shapes), except where the shape of the result
 depends on the values (:data:`DATA_DEPENDENT`: there the error must say so). The float32
-versions of the catalogue's float32 cases run eagerly.
+versions of the catalogue's float32 cases run eagerly, and the first case of each class runs
+whole in ``mode="JAX"``.
 """
 
 from __future__ import annotations
@@ -16,8 +17,12 @@ import pytest
 
 jax = pytest.importorskip("jax")
 
+import numpy as np  # noqa: E402
+
+from arignote import function  # noqa: E402
+from arignote.link.jax.dispatch import JAXNodeError  # noqa: E402
 from arignote.link.jax.dispatch.static import DataDependentShapeError  # noqa: E402
-from tests.link.jax.evaluate import check_nodes  # noqa: E402
+from tests.link.jax.evaluate import REFERENCE, canonical, check_nodes  # noqa: E402
 from tests.test_pushforward_catalogue import CASES  # noqa: E402
 from tests.test_pushforward_catalogue_harness import case_params, resolve  # noqa: E402
 from tests.test_pushforward_catalogue_linalg import F32 as LINALG_F32  # noqa: E402
@@ -71,3 +76,28 @@ def test_case_nodes_match_the_reference_in_float32(name: str, builder) -> None:
     """The same graphs in float32, eagerly: the dtypes of the results follow the Types."""
     case = builder("float32")
     check_nodes(case.inputs, case.outputs, case.values, rtol=2e-4, atol=1e-5)
+
+
+def _first_cases() -> list:
+    """One case per Op class (the first): each compiled whole, which costs a jit compilation."""
+    return [p for p in case_params(CASES) if p.id.endswith("[0]")]
+
+
+@pytest.mark.parametrize("name, builder", _first_cases())
+def test_case_graph_in_jax_mode(request, name: str, builder) -> None:
+    """The whole graph, rewritten and compiled by ``mode="JAX"`` (one ``jax.jit``), gives the
+    reference VM's outputs; a graph that cannot be traced names a data-dependent node."""
+    case = builder("float64")
+    want = function(case.inputs, case.outputs, mode=REFERENCE, on_unused_input="ignore")(*case.values)
+    try:
+        got = function(case.inputs, case.outputs, mode="JAX", on_unused_input="ignore")(*case.values)
+    except JAXNodeError as err:
+        assert request.node.callspec.id in DATA_DEPENDENT, f"{name}: {err}"
+        return
+    for k, (out, g, w) in enumerate(zip(case.outputs, got, want)):
+        g, w = canonical(out, g), canonical(out, w)
+        assert g.shape == w.shape, f"{name} output {k}: shape {g.shape}, the reference {w.shape}"
+        if w.dtype.kind in "fc":
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-8, err_msg=f"{name} output {k}")
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=f"{name} output {k}")

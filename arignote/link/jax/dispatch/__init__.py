@@ -17,6 +17,7 @@ from arignote.link.jax.dispatch import (  # noqa: F401  (imported for their regi
     random,
     scalar,
     scalar_special,
+    scan,
     searching,
     signal,
     slinalg,

@@ -20,12 +20,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from arignote.graph.basic import Apply, Constant
+from arignote.graph.basic import Apply, Constant, Variable
+from arignote.tensor.shape import Shape, Shape_i
 
 __all__ = [
     "DataDependentShapeError",
     "static_input",
     "concrete",
+    "shape_value",
     "concrete_int",
     "raise_unless",
     "as_dtype",
@@ -46,6 +48,51 @@ def static_input(node: Apply | None, i: int) -> np.ndarray | None:
 
 def _is_tracer(value: Any) -> bool:
     return isinstance(value, jax.core.Tracer)
+
+
+def shape_value(var: Variable, shapes: dict[Variable, tuple]) -> np.ndarray | None:
+    """The value of ``var`` when its graph reads nothing but the shapes of the variables in
+    ``shapes`` (static shapes in JAX) and constants: e.g. a loop's length computed as
+    ``x.shape[0] - 1``. None when it reads any value (or the shape of another variable).
+
+    Under ``jax.jit`` such a value, computed by the traced graph, is a tracer; computed here
+    from the shapes, with each node's ``perform``, it is known when the function is traced.
+    """
+    order: list[Apply] = []
+    seen: set[int] = set()
+    stack: list[tuple[Variable, bool]] = [(var, False)]
+    while stack:  # post-order over the ancestors, stopping at shape reads
+        v, expanded = stack.pop()
+        node = v.owner
+        if node is None:
+            if not isinstance(v, Constant):
+                return None  # a value the graph is given
+            continue
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((v, True))
+        if isinstance(node.op, Shape | Shape_i):
+            if node.inputs[0] not in shapes:
+                return None
+            continue
+        stack.extend((i, False) for i in node.inputs)
+    values: dict[Variable, Any] = {}
+    for node in order:
+        if isinstance(node.op, Shape):
+            out = [np.asarray(shapes[node.inputs[0]], dtype="int64")]
+        elif isinstance(node.op, Shape_i):
+            out = [np.asarray(shapes[node.inputs[0]][node.op.i], dtype="int64")]
+        else:
+            args = [i.data if isinstance(i, Constant) else values[i] for i in node.inputs]
+            cells: list[list[Any]] = [[None] for _ in node.outputs]
+            node.op.perform(node, args, cells)
+            out = [c[0] for c in cells]
+        values.update(zip(node.outputs, out))
+    return np.asarray(values[var]) if var.owner is not None else np.asarray(var.data)
 
 
 def concrete(value: Any, node: Apply | None, what: str) -> np.ndarray:

@@ -1,0 +1,115 @@
+"""JAX implementation of :class:`arignote.scan.op.Scan`: the loop as one ``jax.lax.scan``.
+
+The inner graph becomes the body (its nodes' JAX functions, inlined: XLA compiles the loop
+once, not a call per step). The carry holds, for each recurrent output, the last rows its
+taps reach back to; the sequences are sliced once, per tap, to the rows the steps read. The
+outputs are those of :meth:`Scan.perform`: a recurrent output is its initial rows followed by
+one row per step, a nit-sot output one row per step, and ``keep`` leaves the last rows only.
+
+The number of steps decides the outputs' lengths, so it must be static: a constant, a value
+computed from the (static) shapes of the loop's inputs (``x.shape[0] - 1``, what ``scan``
+over sequences builds), or a concrete value outside ``jax.jit``. A while loop (``until``) runs the steps with a "stopped"
+flag and keeps the rows up to the stop, whose count is known only from the values: eager
+evaluation only. Recurrent states that are not tensors (random generators) are refused,
+naming the node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from arignote.graph.basic import Apply
+from arignote.link.jax.dispatch.basic import jax_funcify
+from arignote.link.jax.dispatch.graph import funcify_fgraph
+from arignote.link.jax.dispatch.static import concrete, shape_value, static_input
+from arignote.scan.op import Scan
+from arignote.tensor.type import TensorType
+
+__all__: list[str] = []
+
+
+def _last_rows(full: Any, keep: int) -> Any:
+    """All rows (``keep`` 0) or the last ``keep`` of them, as ``Scan.perform`` returns them."""
+    if not keep:
+        return full
+    return full[max(full.shape[0] - keep, 0) :]
+
+
+@jax_funcify.register(Scan)
+def _scan(op: Scan, node: Apply | None = None, **kwargs: Any) -> Callable[..., Any]:
+    info = op.info
+    states = [op.inner_inputs[sl.start].type for sl in info.inner_slices()[1]]
+    if not all(isinstance(t, TensorType) for t in states):
+        raise NotImplementedError(
+            f"{op} (node {node}): a recurrent state that is not a tensor (a random generator) has "
+            "no JAX form here; draw the random numbers outside the loop and pass them as a sequence"
+        )
+    body = funcify_fgraph(op.fgraph, **kwargs)
+    n_rec, n_nit = info.n_rec, info.n_nit_sot
+    rec_lens = [info.rec_len(j) for j in range(n_rec)]
+    fixed_steps = static_input(node, 0)
+    dtypes = [o.type.numpy_dtype for o in op.inner_outputs[: n_rec + n_nit]]
+
+    def steps(n_steps: Any, inputs: tuple) -> int:
+        """n_steps: a constant, computed from the inputs' (static) shapes, or concrete."""
+        if fixed_steps is not None:
+            return int(fixed_steps)
+        from_shapes = shape_value(node.inputs[0], {v: np.shape(x) for v, x in zip(node.inputs[1:], inputs)})
+        if from_shapes is not None:
+            return int(from_shapes)
+        return int(concrete(n_steps, node, "n_steps"))
+
+    def scan(n_steps: Any, *inputs: Any) -> Any:
+        _, seqs, inits, non_seqs = op.split_outer((n_steps, *inputs))
+        seqs = [jnp.asarray(s) for s in seqs]
+        inits = [jnp.asarray(i).astype(d) for i, d in zip(inits, dtypes)]
+        n = steps(n_steps, inputs)
+        for i, s in enumerate(seqs):  # a shorter sequence gives fewer steps
+            n = min(n, s.shape[0] - info.seq_span(i)[1])
+        n = max(n, 0)
+        for j, (init, length) in enumerate(zip(inits, rec_lens)):
+            if init.shape[0] != length:
+                raise ValueError(
+                    f"{op}: the initial value of recurrent output {j} must have {length} rows (one per "
+                    f"step back its taps {list(info.rec_taps[j])} reach), got shape {init.shape}"
+                )
+        # per sequence tap: the rows that steps 0..n-1 read
+        xs = []
+        for i, s in enumerate(seqs):
+            off, _ = info.seq_span(i)
+            xs.extend(s[tap + off : tap + off + n] for tap in info.seq_taps[i])
+
+        def step(carry: tuple, rows: list) -> tuple:
+            windows, stopped = carry
+            taps_in = [
+                w[length + tap] for w, length, taps in zip(windows, rec_lens, info.rec_taps) for tap in taps
+            ]
+            outs = body(*rows, *taps_in, *non_seqs)
+            new = [jnp.asarray(o).astype(d) for o, d in zip(outs[: n_rec + n_nit], dtypes)]
+            if info.as_while:  # after the stop, nothing moves
+                new = [jnp.where(stopped, w[-1], r) for w, r in zip(windows, new[:n_rec])] + new[n_rec:]
+            windows = tuple(jnp.concatenate([w[1:], r[None]]) for w, r in zip(windows, new[:n_rec]))
+            ran = ~stopped
+            if info.as_while:
+                stopped = stopped | jnp.asarray(outs[n_rec + n_nit]).astype(bool)
+            return (windows, stopped), (tuple(new), ran)
+
+        carry0 = (tuple(inits), jnp.bool_(False))
+        _, (rows_out, ran) = jax.lax.scan(step, carry0, xs, length=n)
+        done = n
+        if info.as_while:
+            done = int(np.sum(concrete(ran, node, "the number of steps a while loop runs")))
+        results = []
+        for j in range(n_rec):
+            full = jnp.concatenate([inits[j], rows_out[j][:done]])
+            results.append(_last_rows(full, info.keep[j]))
+        for m in range(n_nit):
+            results.append(_last_rows(rows_out[n_rec + m][:done], info.keep[n_rec + m]))
+        return tuple(results) if len(results) > 1 else results[0]
+
+    return scan

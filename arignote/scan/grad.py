@@ -178,6 +178,17 @@ def scan_pullback(op: Scan, inputs: list, outputs: list, output_grads: list) -> 
     for f in stored:
         front_pos.append(len(b_seqs))
         b_seqs.append(f[::-1])
+    # each step's outputs, stored by the forward pass: the pullback reads them instead of
+    # recomputing them (tanh's derivative from tanh's value, ...)
+    out_pos = {}
+    for j in tensor_recs:
+        L = info.rec_len(j)
+        out_pos[j] = len(b_seqs)
+        b_seqs.append(fwd[j][L : L + n][::-1])
+    for m in range(n_nit):
+        if isinstance(fwd[n_rec + m].type, TensorType):
+            out_pos[n_rec + m] = len(b_seqs)
+            b_seqs.append(fwd[n_rec + m][::-1])
     n_seq_args = len(b_seqs)
 
     carry_init = [zeros_like(inits[j]) for j in float_recs] + [zeros_like(non_seqs[m]) for m in float_non]
@@ -213,6 +224,7 @@ def scan_pullback(op: Scan, inputs: list, outputs: list, output_grads: list) -> 
             known[ViewOp()(o)] = cast(seq_args[pos], o.type.dtype)
         wrt = [env[ins[k]] for k in wrt_ks]
         ds = grad(None, wrt, known_grads=known, disconnected_inputs="ignore", return_disconnected="zero")
+        ds = clone_replace(list(ds), {outs[k]: seq_args[pos] for k, pos in out_pos.items()})
         d_of = {k: cast(d, ins[k].type.dtype) for k, d in zip(wrt_ks, ds)}
         new_carries = []
         for c, j in enumerate(float_recs):
@@ -229,7 +241,10 @@ def scan_pullback(op: Scan, inputs: list, outputs: list, output_grads: list) -> 
                 for extra in terms[1:]:
                     row = row + extra
                 rows.append(row)
-            shifted = concatenate([C[1:], zeros_like(C[:1])]) if L > 1 else zeros_like(C)
+            if L == 1:  # nothing owed further back: the carry is this step's term
+                new_carries.append(stack(rows))
+                continue
+            shifted = concatenate([C[1:], zeros_like(C[:1])])
             new_carries.append(shifted + stack(rows))
         for c, m in enumerate(float_non):
             new_carries.append(carries[len(float_recs) + c] + d_of[non_sl.start + m])

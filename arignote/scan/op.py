@@ -4,8 +4,9 @@ One node runs ``n`` steps of its inner function. The inner function is compiled 
 Op (with the same rewrite pipeline as any function) and called every step through its
 virtual machine directly: the loop writes each step's inputs into the inner function's
 input cells (views of the sequences and of the output buffers), runs it, and copies its
-outputs into buffers allocated once per call. The loop itself is one small function,
-:func:`run_loop`, the seam where a compiled backend can take over the whole loop.
+outputs into buffers allocated once per call. The loop itself is one generated function
+per layout (:mod:`arignote.scan.loop`), the seam where a compiled backend can take over
+the whole loop.
 """
 
 from __future__ import annotations
@@ -20,34 +21,24 @@ import numpy as np
 
 from arignote.compile.builders import _filter_inputs, _graph_signature
 from arignote.compile.function import function
+from arignote.compile.mode import get_mode
 from arignote.graph.basic import Apply, Variable, clone_get_equiv
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import HasInnerGraph, Op
+from arignote.scan.loop import LoopPlan, StepError, loop_for
 from arignote.scan.utils import ScanInfo
 from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.shape import Shape_i
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import cast, maximum, minimum
 
-__all__ = ["Scan", "run_loop"]
+__all__ = ["Scan"]
 
 _compile_lock = threading.RLock()
 
 
 def _is_tensor(t: Any) -> bool:
     return isinstance(t, TensorType)
-
-
-def _copy_value(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    return copy(value) if not hasattr(value, "bit_generator") else _copy_generator(value)
-
-
-def _copy_generator(g: Any) -> Any:
-    new = np.random.Generator(type(g.bit_generator)())
-    new.bit_generator.state = g.bit_generator.state
-    return new
 
 
 class Scan(Op, HasInnerGraph):
@@ -93,6 +84,7 @@ class Scan(Op, HasInnerGraph):
             self._signature = None
             self._hash = id(self)
         self._fn: Any = None
+        self._plan: LoopPlan | None = None
         self.loop_stats = {"calls": 0, "steps": 0, "seconds": 0.0}
 
     # -- identity and printing --------------------------------------------------------------
@@ -124,6 +116,7 @@ class Scan(Op, HasInnerGraph):
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["_fn"] = None
+        state["_plan"] = None
         return state
 
     def clone(self) -> Scan:
@@ -133,6 +126,7 @@ class Scan(Op, HasInnerGraph):
             [equiv[v] for v in self.inner_inputs], [equiv[v] for v in self.inner_outputs], clone=False
         )
         res._fn = None
+        res._plan = None
         return res
 
     def with_info(self, info: ScanInfo) -> Scan:
@@ -173,7 +167,7 @@ class Scan(Op, HasInnerGraph):
                     fn = function(
                         self.inner_inputs,
                         self.inner_outputs,
-                        mode=self.mode,
+                        mode=self._inner_mode(),
                         on_unused_input="ignore",
                         profile=True if self.profile else None,
                         name=self.name,
@@ -181,6 +175,17 @@ class Scan(Op, HasInnerGraph):
                     fn.trust_input = True
                     self._fn = fn
         return self._fn
+
+    def _inner_mode(self) -> Any:
+        """The mode the inner function is compiled with: the Op's; by default the
+        configured one, without elementwise fusion when the step works on 0-d tensors
+        only (a fused body evaluated per call costs more than its few ufunc calls)."""
+        if self.mode is not None:
+            return self.mode
+        graph_vars = [*self.inner_inputs, *self.inner_outputs]
+        if all(_is_tensor(v.type) and v.type.ndim == 0 for v in graph_vars):
+            return get_mode(None).excluding("fusion")
+        return None
 
     # -- building -------------------------------------------------------------------------------
 
@@ -248,42 +253,78 @@ class Scan(Op, HasInnerGraph):
             n = min(n, s.shape[0] - span)
         return max(n, 0)
 
+    def loop_plan(self) -> LoopPlan:
+        """The static layout of this Op's loop (see :mod:`arignote.scan.loop`)."""
+        plan = self._plan
+        if plan is None:
+            info = self.info
+            fn = self.fn
+            seq_sl, rec_sl, non_sl = info.inner_slices()
+            seq_feeds = []
+            for i, sl in enumerate(seq_sl):
+                off, _ = info.seq_span(i)
+                for k, tap in zip(range(sl.start, sl.stop), info.seq_taps[i]):
+                    seq_feeds.append((k, i, tap + off))
+            rec_feeds, objects, ring, starts, writes = [], [], [], [], []
+            for j, sl in enumerate(rec_sl):
+                if not _is_tensor(self.inner_inputs[sl.start].type):
+                    objects.append((sl.start, j))
+                    ring.append(False)
+                    starts.append(0)
+                    continue
+                rec_feeds.extend((k, j, tap) for k, tap in zip(range(sl.start, sl.stop), info.rec_taps[j]))
+                ring.append(bool(info.keep[j]))
+                starts.append(info.rec_len(j))
+                writes.append((j, j))
+            for m in range(info.n_nit_sot):
+                o = info.n_rec + m
+                ring.append(bool(info.keep[o]))
+                starts.append(0)
+                writes.append((o, o))
+            protected = {id(c) for c in fn._protect}
+            cells = [c.storage for c in fn.input_storage]
+            n_const = sum(1 for k in range(non_sl.start, non_sl.stop) if id(cells[k]) in protected)
+            plan = self._plan = LoopPlan(
+                tuple(seq_feeds),
+                tuple(rec_feeds),
+                tuple(ring),
+                tuple(starts),
+                tuple(objects),
+                tuple(writes),
+                info.n_nit_sot,
+                n_const,
+                bool(fn._protect),
+                info.as_while,
+                # an output a node computes (not a constant, not an input passed through)
+                frozenset(k for k, v in enumerate(fn.maker.fgraph.outputs) if v.owner is not None),
+            )
+        return plan
+
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         info = self.info
         fn = self.fn
+        plan = self.loop_plan()
         n_steps, seqs, inits, non_seqs = self.split_outer(inputs)
         n = self.n_effective(n_steps, seqs)
         cells = [c.storage for c in fn.input_storage]
-        out_cells = fn.output_storage
-        seq_sl, rec_sl, non_sl = info.inner_slices()
-
-        seq_feeds = []  # (cell, array, row offset): cell <- array[t + offset]
-        for i, (sl, s) in enumerate(zip(seq_sl, seqs)):
-            off, _ = info.seq_span(i)
-            for k, tap in zip(range(sl.start, sl.stop), info.seq_taps[i]):
-                seq_feeds.append((cells[k], s, tap + off))
-
-        protect = {id(c) for c in fn._protect}
-        const_feeds = []  # non-sequences an inner node overwrites: set again every step
+        _, rec_sl, non_sl = info.inner_slices()
+        protected = {id(c) for c in fn._protect}
+        consts = []  # non-sequences an inner node overwrites: written again every step
         for k, value in zip(range(non_sl.start, non_sl.stop), non_seqs):
             cells[k][0] = value
-            if id(cells[k]) in protect:
-                const_feeds.append((cells[k], value))
+            if id(cells[k]) in protected:
+                consts.append((cells[k], value))
 
         bufs: list[Any] = []
-        rec_feeds = []  # (cell, buffer index, tap)
-        writes = []  # (out cell, buffer index)
-        ring: list[int] = []  # per buffer: rows held (0: one row per step)
-        starts: list[int] = []  # per buffer: position of its first step's row
-        objects = []  # per recurrent output of another Type: its current value (a 1-list)
+        rows: list[int] = []
+        shapes: list[Any] = []
         for j, (sl, init) in enumerate(zip(rec_sl, inits)):
             t = self.inner_inputs[sl.start].type
             if not _is_tensor(t):
-                holder = [init]
-                objects.append((cells[sl.start], out_cells[j], holder))
-                bufs.append(holder)
-                ring.append(-1)
-                starts.append(0)
+                cells[sl.start][0] = init
+                bufs.append(None)
+                rows.append(0)
+                shapes.append(None)
                 continue
             L = info.rec_len(j)
             if init.shape[0] != L:
@@ -292,64 +333,44 @@ class Scan(Op, HasInnerGraph):
                     f"back its taps {list(info.rec_taps[j])} reach), got shape {init.shape}"
                 )
             keep = info.keep[j]
-            rows = max(keep, L) if keep else L + n
-            buf = np.empty((rows, *init.shape[1:]), dtype=t.dtype)
+            r = max(keep, L) if keep else L + n
+            buf = np.empty((r, *init.shape[1:]), dtype=t.dtype)
             buf[:L] = init
             bufs.append(buf)
-            ring.append(rows if keep else 0)
-            starts.append(L)
-            for k, tap in zip(range(sl.start, sl.stop), info.rec_taps[j]):
-                rec_feeds.append((cells[k], j, tap))
-            writes.append((out_cells[j], j))
+            rows.append(r if keep else 0)
+            shapes.append(init.shape[1:])
         for m in range(info.n_nit_sot):
-            o = info.n_rec + m
+            keep = info.keep[info.n_rec + m]
             bufs.append(None)  # allocated once the first step gives its shape
-            keep = info.keep[o]
-            ring.append(min(keep, n) if keep else 0)
-            starts.append(0)
-            writes.append((out_cells[o], o))
-        cond_cell = out_cells[info.n_rec + info.n_nit_sot] if info.as_while else None
+            rows.append(min(keep, n) if keep else 0)
+            shapes.append(None)
 
         t0 = time.perf_counter()
         try:
-            done = run_loop(
-                fn.vm,
-                n,
-                seq_feeds,
-                rec_feeds,
-                const_feeds,
-                fn._protect,
-                writes,
-                objects,
-                bufs,
-                ring,
-                starts,
-                cond_cell,
+            done = loop_for(plan)(
+                fn.vm, n, cells, fn.output_storage, seqs, bufs, rows, shapes, consts, fn._protect
             )
-        except _StepError as err:
-            raise err.with_context(self) from err.__cause__
+        except StepError as err:
+            err.err.add_note(f"(raised at step {err.step} of {self})")
+            raise err.err from err.__cause__
         stats = self.loop_stats
         stats["calls"] += 1
         stats["steps"] += done
         stats["seconds"] += time.perf_counter() - t0
 
-        outs_types = [v.type for v in node.outputs]
-        for j in range(info.n_rec):
-            if ring[j] < 0:
-                output_storage[j][0] = bufs[j][0]
+        for j, sl in enumerate(rec_sl):
+            if bufs[j] is None:  # not a tensor: its final value
+                output_storage[j][0] = cells[sl.start][0]
                 continue
-            L = info.rec_len(j)
-            total = L + done
-            output_storage[j][0] = _ordered(bufs[j], ring[j], total, info.keep[j])
+            output_storage[j][0] = _ordered(bufs[j], rows[j], info.rec_len(j) + done, info.keep[j])
         for m in range(info.n_nit_sot):
             o = info.n_rec + m
             buf = bufs[o]
             if buf is None:  # no step ran: an empty output, unknown lengths as 0
-                t = outs_types[o]
-                buf = np.empty((0, *(d or 0 for d in t.shape[1:])), dtype=t.dtype)
-                output_storage[o][0] = buf
+                t = node.outputs[o].type
+                output_storage[o][0] = np.empty((0, *(d or 0 for d in t.shape[1:])), dtype=t.dtype)
                 continue
-            output_storage[o][0] = _ordered(buf, ring[o], done, info.keep[o])
+            output_storage[o][0] = _ordered(buf, rows[o], done, info.keep[o])
 
     # -- shapes ---------------------------------------------------------------------------------
 
@@ -427,83 +448,3 @@ def _ordered(buf: np.ndarray, rows: int, total: int, keep: int) -> np.ndarray:
     k = min(keep, total)
     idx = [(p % rows) for p in range(total - k, total)]
     return buf[idx]
-
-
-class _StepError(Exception):
-    """An error inside the loop, with the step it happened at (re-raised with the Scan's
-    name by :meth:`Scan.perform`)."""
-
-    def __init__(self, step: int, err: BaseException):
-        super().__init__(str(err))
-        self.step = step
-        self.err = err
-
-    def with_context(self, op: Scan) -> BaseException:
-        err = self.err
-        err.add_note(f"(raised at step {self.step} of {op})")
-        return err
-
-
-def run_loop(
-    vm: Any,
-    n: int,
-    seq_feeds: list,
-    rec_feeds: list,
-    const_feeds: list,
-    protect: list,
-    writes: list,
-    objects: list,
-    bufs: list,
-    ring: list[int],
-    starts: list[int],
-    cond_cell: list | None,
-) -> int:
-    """Run up to ``n`` steps; return how many ran.
-
-    Each step: the sequence rows and recurrent rows its taps read go into the inner
-    function's input cells (views, no copies; an input the inner function overwrites is
-    copied first), the inner virtual machine runs, and each output is copied into its row
-    of its buffer (a ring of ``ring[b]`` rows when only the last rows are kept). A step
-    whose stop condition (``cond_cell``) is true is the last one.
-    """
-    t = 0
-    shapes: list[Any] = [None if b is None or isinstance(b, list) else b.shape[1:] for b in bufs]
-    try:
-        for t in range(n):
-            for cell, arr, off in seq_feeds:
-                cell[0] = arr[t + off, ...]
-            for cell, b, tap in rec_feeds:
-                p = starts[b] + t + tap
-                r = ring[b]
-                cell[0] = bufs[b][(p % r) if r else p, ...]
-            for cell, _, holder in objects:
-                cell[0] = holder[0]
-            for cell, value in const_feeds:
-                cell[0] = value
-            for cell in protect:
-                cell[0] = _copy_value(cell[0])
-            vm()
-            for cell, b in writes:
-                value = cell[0]
-                buf = bufs[b]
-                if buf is None:
-                    value = np.asarray(value)
-                    r = ring[b]
-                    buf = bufs[b] = np.empty((r or n, *value.shape), dtype=value.dtype)
-                    shapes[b] = value.shape
-                elif value.shape != shapes[b]:
-                    raise ValueError(
-                        f"output {b} of the step function has shape {value.shape} at this step, but "
-                        f"{'its initial value' if starts[b] else 'its first step'} gave shape {shapes[b]}; "
-                        "a scan output keeps one shape for all steps"
-                    )
-                p = starts[b] + t
-                r = ring[b]
-                buf[(p % r) if r else p] = value
-            for _, out_cell, holder in objects:
-                holder[0] = out_cell[0]
-            if cond_cell is not None and cond_cell[0]:
-                return t + 1
-    except Exception as err:
-        raise _StepError(t, err) from err
-    return n

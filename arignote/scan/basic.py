@@ -202,20 +202,20 @@ def _type_mismatch(k: int, out: Variable, rec: _Rec, fname: str) -> str | None:
     problems = []
     if ot.dtype != it.dtype:
         problems.append(
-            f"dtype {ot.dtype} where the initial value has dtype {it.dtype} (fix: pt.cast(output, "
+            f"has dtype {ot.dtype} where the initial value has dtype {it.dtype} (fix: pt.cast(output, "
             f"'{it.dtype}') in the step function, or give an initial value of dtype {ot.dtype})"
         )
     if ot.ndim != it.ndim:
         rows = "" if rec.taps == (-1,) else f" (after its first dimension of {-min(rec.taps)} rows)"
         problems.append(
-            f"{ot.ndim} dimension(s) where the initial value{rows} has {it.ndim} (a recurrent output keeps "
+            f"has {ot.ndim} dimension(s) where the initial value{rows} has {it.ndim} (a recurrent output keeps "
             "its shape: fix the step function, or reshape the initial value)"
         )
     else:
         for d, (a, b) in enumerate(zip(ot.shape, it.shape)):
             if a is not None and b is not None and a != b:
                 problems.append(
-                    f"static length {a} in dimension {d} where the initial value has {b} (fix the step "
+                    f"has static length {a} in dimension {d} where the initial value has {b} (fix the step "
                     "function, or pt.specify_shape the initial value)"
                 )
     return "; ".join(problems) or None

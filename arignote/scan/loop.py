@@ -155,7 +155,8 @@ def _build(plan: LoopPlan) -> Any:
         row = _row(b, f"t + {plan.starts[b]}", plan)
         body.append(f"r = {row}; b{b}[r] = v")
         if b in prev:
-            body.append(f"p{b} = v if v.base is None and type(v) is ndarray else b{b}[r, ...]")
+            # the next step may overwrite it (an owned input): never a view of the buffer
+            body.append(f"p{b} = v if v.base is None and type(v) is ndarray else v.copy()")
     for k, (_, o) in enumerate(plan.objects):
         body.append(f"h{k} = o{o}[0]")
     if plan.cond:

@@ -21,6 +21,7 @@ import numpy as np
 
 from arignote.compile.builders import _filter_inputs, _graph_signature
 from arignote.compile.function import function
+from arignote.compile.io import In
 from arignote.compile.mode import get_mode
 from arignote.graph.basic import Apply, Variable, clone_get_equiv
 from arignote.graph.fg import FunctionGraph
@@ -165,7 +166,7 @@ class Scan(Op, HasInnerGraph):
             with _compile_lock:
                 if self._fn is None:
                     fn = function(
-                        self.inner_inputs,
+                        [In(v, mutable=k in self._owned_inputs()) for k, v in enumerate(self.inner_inputs)],
                         self.inner_outputs,
                         mode=self._inner_mode(),
                         on_unused_input="ignore",
@@ -175,6 +176,19 @@ class Scan(Op, HasInnerGraph):
                     fn.trust_input = True
                     self._fn = fn
         return self._fn
+
+    def _owned_inputs(self) -> set[int]:
+        """Inner inputs the loop feeds with an array of its own, which the inner function
+        may overwrite: the tap -1 value of a tensor state read at no other tap (the
+        previous step's output, already copied into the buffer)."""
+        info = self.info
+        _, rec_sl, _ = info.inner_slices()
+        owned = set()
+        for j, sl in enumerate(rec_sl):
+            taps = info.rec_taps[j]
+            if _is_tensor(self.inner_inputs[sl.start].type) and taps.count(-1) == 1:
+                owned.add(sl.start + taps.index(-1))
+        return owned
 
     def _inner_mode(self) -> Any:
         """The mode the inner function is compiled with: the Op's; by default the

@@ -309,8 +309,13 @@ class Scan(Op, HasInnerGraph):
                 n_const,
                 bool(fn._protect),
                 info.as_while,
-                # an output a node computes (not a constant, not an input passed through)
-                frozenset(k for k, v in enumerate(fn.maker.fgraph.outputs) if v.owner is not None),
+                # an output a node computes (not a constant, not an input passed through),
+                # in a cell of its own (one Variable given as two outputs shares one)
+                frozenset(
+                    k
+                    for k, v in enumerate(fn.maker.fgraph.outputs)
+                    if v.owner is not None and sum(c is fn.output_storage[k] for c in fn.output_storage) == 1
+                ),
             )
         return plan
 

@@ -310,3 +310,16 @@ def test_dprint_shows_the_inner_graph():
     xs, _ = arignote.scan(lambda a: a * 2, outputs_info=[x0], n_steps=3, name="doubler")
     text = arignote.dprint(xs, file="str")
     assert "Scan{doubler}" in text and "Inner graphs:" in text and "Mul" in text
+
+
+def test_the_same_variable_returned_twice():
+    q = pt.dvector("q")
+
+    def step(a):
+        y = a * 2
+        return y, y
+
+    (u, v), _ = arignote.scan(step, sequences=[q])
+    out = arignote.function([q], [u, v])(np.arange(3.0))
+    np.testing.assert_allclose(out[0], [0.0, 2.0, 4.0])
+    np.testing.assert_allclose(out[1], [0.0, 2.0, 4.0])

@@ -1,10 +1,13 @@
 """Collection settings for the whole repository (the package's doctests and ``tests/``).
 
-The JAX backend (``arignote/link/jax``) needs the optional ``jax`` extra: where JAX is not
-installed its modules cannot be imported, so their doctests are not collected (the tests of
-``tests/link/jax`` skip themselves with ``pytest.importorskip``).
+The JAX backend (``arignote/link/jax``) and its tests (``tests/link/jax``) need the optional
+``jax`` extra: where JAX is not installed their modules cannot be imported (the suite runs
+with ``--doctest-modules``, which imports every module, test helpers included), so they are
+not collected.
 """
 
 import importlib.util
 
-collect_ignore_glob = [] if importlib.util.find_spec("jax") is not None else ["arignote/link/jax/*"]
+collect_ignore_glob = (
+    [] if importlib.util.find_spec("jax") is not None else ["arignote/link/jax/*", "tests/link/jax/*"]
+)

@@ -169,7 +169,9 @@ _register(ps.RoundHalfAwayFromZero, _round_half_away)
 _register(ps.ArcTan2, jnp.arctan2)
 _register(ps.Real, jnp.real, cast_inputs=False)
 _register(ps.Imag, jnp.imag, cast_inputs=False)
-_register(ps.Angle, jnp.angle, cast_inputs=False)
+_register(
+    ps.Angle, lambda a: jnp.angle(jnp.asarray(a, dtype=jnp.result_type(a, np.float64))), cast_inputs=False
+)
 _register(ps.Identity, lambda a: a)
 
 

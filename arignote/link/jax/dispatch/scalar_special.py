@@ -62,6 +62,11 @@ def _erfcinv(y: Any) -> Any:
     return -jss.ndtri(y / 2) / _SQRT2
 
 
+def _psi(x: Any) -> Any:
+    # SciPy's value at the pole 0 is an infinity of the sign of -x (JAX's digamma: NaN)
+    return jnp.where(x == 0, jnp.copysign(jnp.inf, -x), jss.digamma(x))
+
+
 def _trigamma(x: Any) -> Any:
     return jss.polygamma(1, x)
 
@@ -70,7 +75,11 @@ def _polygamma(n: Any, x: Any) -> Any:
     order = jnp.round(n)
     bad = (n < 0) | (order != n)
     safe = jnp.where(bad, 0, order).astype(jnp.int64)
-    return jnp.where(bad, jnp.nan, jss.polygamma(safe, x))
+    # at the poles (x = 0, -1, -2, ...) SciPy gives (-1)**(n+1) * inf for n >= 1
+    pole = (x <= 0) & (x == jnp.round(x))
+    at_pole = jnp.where(safe % 2 == 1, jnp.inf, -jnp.inf)
+    value = jnp.where(safe == 0, _psi(x), jnp.where(pole, at_pole, jss.polygamma(safe, x)))
+    return jnp.where(bad, jnp.nan, value)
 
 
 def _softplus(x: Any) -> Any:
@@ -107,7 +116,7 @@ def _gammau(k: Any, x: Any) -> Any:
 
 
 _register(special.Erfcinv, _erfcinv)
-_register(special.Psi, jss.digamma)
+_register(special.Psi, _psi)
 _register(special.TriGamma, _trigamma)
 _register(special.PolyGamma, _polygamma)
 _register(special.Softplus, _softplus)

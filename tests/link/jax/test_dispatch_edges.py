@@ -287,3 +287,25 @@ def test_batched_maps_the_core_op_over_the_batched_inputs_only() -> None:
     got = fn_of(out, jit=True)(rv, qv)
     np.testing.assert_array_equal(got, [np.searchsorted(r, qv) for r in rv])
     check_nodes([rows, q], [out], [rv, qv])
+
+
+def test_a_slice_bound_computed_from_shapes_traces() -> None:
+    x = pt.dmatrix("x")
+    out = x[: x.shape[0] - 1, 1 : x.shape[1]]
+    np.testing.assert_array_equal(fn_of(out, jit=True)(XV, *_bound_values(out, XV)), XV[:1, 1:])
+    y = pt.dvector("y")
+    inc = pt.inc_subtensor(x[: x.shape[0] - 1, 1:], y)
+    got = fn_of(inc, jit=True)(XV, np.array([1.0, 2.0]), *_bound_values(inc, XV))
+    want = XV.copy()
+    want[:1, 1:] += [1.0, 2.0]
+    np.testing.assert_array_equal(got, want)
+
+
+def _bound_values(out, xv) -> list:
+    """The values of the node's index inputs (computed from xv's shape by the reference VM)."""
+    from arignote import function
+
+    x = out.owner.inputs[0]
+    first = 2 if type(out.owner.op).__name__.endswith("IncSubtensor") else 1
+    bounds = out.owner.inputs[first:]
+    return function([x], bounds, on_unused_input="ignore")(xv) if bounds else []

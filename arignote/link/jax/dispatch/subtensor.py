@@ -20,10 +20,17 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
-from arignote.link.jax.dispatch.static import DataDependentShapeError, as_dtype, concrete, static_input
+from arignote.link.jax.dispatch.static import (
+    DataDependentShapeError,
+    as_dtype,
+    concrete,
+    shape_value,
+    static_input,
+)
 from arignote.tensor.indexing.advanced import (
     AdvancedIncSubtensor,
     AdvancedIncSubtensor1,
@@ -56,7 +63,9 @@ def _slots(idx_list: Sequence[Any]) -> list[tuple[int, int, str]]:
 def index_maker(node: Apply, idx_list: Sequence[Any], first_index_input: int) -> IndexFn:
     """A function from the values of the node's index inputs (those from
     ``first_index_input`` on) to the JAX index for ``idx_list``. Constant index inputs are
-    read here; slice bounds and masks that are not constant must be concrete when it runs."""
+    read here; a slice bound computed from static shapes (``x[: x.shape[0] - 1]``) is computed
+    from ``shapes`` (the shapes of the node's input values); other slice bounds and masks must
+    be concrete when it runs."""
     slots = _slots(idx_list)
     template = list(idx_list)
     fixed: dict[int, Any] = {}  # slot number -> its static value
@@ -65,13 +74,15 @@ def index_maker(node: Apply, idx_list: Sequence[Any], first_index_input: int) ->
         if value is not None and kind in ("part", "mask"):
             fixed[s] = int(value) if kind == "part" else value
 
-    def make(values: Sequence[Any]) -> tuple:
+    def make(values: Sequence[Any], shapes: dict | None = None) -> tuple:
         out = template.copy()
         for s, ((pos, k, kind), v) in enumerate(zip(slots, values)):
             if s in fixed:
                 v = fixed[s]
             elif kind == "part":
-                v = int(concrete(v, node, f"the slice bound of index entry {pos}"))
+                known = None if shapes is None else shape_value(node.inputs[first_index_input + s], shapes)
+                what = f"the slice bound of index entry {pos}"
+                v = int(known) if known is not None else int(concrete(v, node, what))
             elif kind == "mask":
                 v = concrete(v, node, f"the boolean mask of index entry {pos}")
             if k >= 0:
@@ -86,11 +97,16 @@ def index_maker(node: Apply, idx_list: Sequence[Any], first_index_input: int) ->
     return make
 
 
+def input_shapes(node: Apply, values: Sequence[Any]) -> dict:
+    """The shapes of the node's input values, by input Variable (static under ``jax.jit``)."""
+    return {v: np.shape(a) for v, a in zip(node.inputs, values)}
+
+
 def _reader(node: Apply, idx_list: Sequence[Any]) -> Callable[..., Any]:
     index = index_maker(node, idx_list, 1)
 
     def read(x: Any, *idx: Any) -> Any:
-        return jnp.asarray(x)[index(idx)]
+        return jnp.asarray(x)[index(idx, input_shapes(node, (x, *idx)))]
 
     return read
 
@@ -147,7 +163,7 @@ def _writer(
         if where is not None and isinstance(idx[0], jax.core.Tracer) and static_input(node, 2) is None:
             return where(x, y, idx[0], set_instead_of_inc)
         try:
-            i = index(idx)
+            i = index(idx, input_shapes(node, (x, y, *idx)))
         except DataDependentShapeError as err:
             raise DataDependentShapeError(
                 f"{err} (a mask write is a `where` only for a single mask and a value of one element)"

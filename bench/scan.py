@@ -8,6 +8,10 @@ Three cases, float64:
 * ``scalar``: ``x_t = x_{t-1} * a + 1`` for 10,000 steps, returning every ``x_t``;
 * ``cumsum``: a cumulative sum of 10,000 numbers written as a scan.
 
+arignote runs in its default mode (the Scan's loop in Python over one compiled inner
+function) and, when JAX is importable here, in ``mode="JAX"`` ("arignote-jax": the Scan
+becomes one ``lax.scan``).
+
 For each library: "compile" is building the graph, compiling and the first call (for JAX
 the first call of the ``jax.jit`` function, which traces and compiles; for PyTensor its
 default mode, whose JIT compiles at the first call, with an empty compile cache); "call"
@@ -87,7 +91,7 @@ def numpy_reference(case: str, args: list[np.ndarray]) -> list[np.ndarray]:
 # --- the libraries ---------------------------------------------------------------------------
 
 
-def build_arignote(case: str) -> Callable:
+def build_arignote(case: str, mode: Any = None) -> Callable:
     import arignote
     import arignote.tensor as pt
     from arignote.gradient import grad
@@ -102,16 +106,16 @@ def build_arignote(case: str) -> Callable:
             non_sequences=[W, U],
         )
         cost = (hs**2).mean()
-        return arignote.function([x, h0, W, U], [cost, *grad(cost, [W, U, h0])])
+        return arignote.function([x, h0, W, U], [cost, *grad(cost, [W, U, h0])], mode=mode)
     if case == "scalar":
         x0, a = pt.dscalar("x0"), pt.dscalar("a")
         xs, _ = arignote.scan(
             lambda x, a: x * a + 1.0, outputs_info=[x0], non_sequences=[a], n_steps=N_SCALAR
         )
-        return arignote.function([x0, a], xs)
+        return arignote.function([x0, a], xs, mode=mode)
     v = pt.dvector("v")
     cs, _ = arignote.scan(lambda e, acc: acc + e, sequences=[v], outputs_info=[pt.constant(np.float64(0.0))])
-    return arignote.function([v], cs)
+    return arignote.function([v], cs, mode=mode)
 
 
 def build_pytensor(case: str) -> Callable:
@@ -186,7 +190,12 @@ def build_jax(case: str) -> Callable:
     return lambda v: [np.asarray(cums(v))]
 
 
-BUILDERS = {"arignote": build_arignote, "pytensor": build_pytensor, "jax": build_jax}
+BUILDERS = {
+    "arignote": build_arignote,
+    "arignote-jax": lambda case: build_arignote(case, mode="JAX"),
+    "pytensor": build_pytensor,
+    "jax": build_jax,
+}
 
 
 def measure(lib: str, case: str, repeats: int) -> dict:
@@ -248,7 +257,7 @@ def report(records: list[dict], meta: dict) -> tuple[str, bool]:
         peers = [by.get((p, case), {}) for p in ("pytensor", "jax")]
         best_call = min((p["call"] for p in peers if "call" in p), default=None)
         jax_compile = by.get(("jax", case), {}).get("compile")
-        for lib in ("arignote", "pytensor", "jax"):
+        for lib in ("arignote", "arignote-jax", "pytensor", "jax"):
             r = by.get((lib, case))
             if r is None:
                 continue
@@ -258,7 +267,7 @@ def report(records: list[dict], meta: dict) -> tuple[str, bool]:
             ok = r["max_err"] <= RTOL
             bad = bad or not ok
             note = "" if ok else f"MISMATCH {r['max_err']:.1e}"
-            if lib == "arignote" and best_call is not None:
+            if lib.startswith("arignote") and best_call is not None:
                 note = (note + f" call/best peer {r['call'] / best_call:.2f}").strip()
                 if jax_compile:
                     note += f", compile/JAX {r['compile'] / jax_compile:.2f}"
@@ -298,6 +307,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     records = []
     for case in cases:
         records.append(measure("arignote", case, args.repeats))
+        if importable("jax"):  # arignote's JAX backend: the Scan as one lax.scan
+            records.append(measure("arignote-jax", case, args.repeats))
         records.extend(measure(lib, case, args.repeats) for lib in local)
         if peer is not None:
             records.extend(peer.request(case))

@@ -26,6 +26,7 @@ from arignote.compile.mode import get_mode
 from arignote.graph.basic import Apply, Variable, clone_get_equiv
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import HasInnerGraph, Op
+from arignote.printing.debug import register_node_annotator
 from arignote.scan.loop import LoopPlan, StepError, loop_for
 from arignote.scan.utils import ScanInfo
 from arignote.tensor.conversion import as_tensor_variable
@@ -467,3 +468,18 @@ def _ordered(buf: np.ndarray, rows: int, total: int, keep: int) -> np.ndarray:
     k = min(keep, total)
     idx = [(p % rows) for p in range(total - k, total)]
     return buf[idx]
+
+
+@register_node_annotator
+def _loop_cost_note(node: Apply, context: Any) -> str | None:
+    """On a Scan's line in ``dprint`` of a profiled function (or of a scan built with
+    ``profile=True``): the steps it ran and its time per step."""
+    op = node.op
+    if not isinstance(op, Scan) or context is None:
+        return None
+    if not op.profile and getattr(context, "profile", None) is None:
+        return None
+    s = op.loop_stats
+    if not s["steps"]:
+        return None
+    return f"[{s['steps']} steps, {s['seconds'] / s['steps'] * 1e6:.2f} us/step]"

@@ -139,3 +139,15 @@ def test_dependent_loops_not_merged():
     assert len(_scans(f)) == 2
     xv = RNG.normal(size=4)
     np.testing.assert_allclose(f(xv), xv + (xv**2).sum())
+
+
+def test_dprint_of_a_profiled_function_shows_time_per_step():
+    x0 = pt.dscalar("x0")
+    xs, _ = arignote.scan(lambda x: x + 1, outputs_info=[x0], n_steps=30)
+    f = arignote.function([x0], xs, profile=True)
+    f(0.0)
+    text = arignote.dprint(f, file="str")
+    assert "[30 steps," in text and "us/step]" in text
+    plain = arignote.function([x0], xs)
+    plain(0.0)
+    assert "us/step" not in arignote.dprint(plain, file="str")

@@ -276,10 +276,12 @@ def scan_merge_same_sequences(fgraph: FunctionGraph, node: Apply) -> dict | None
     ia, ib = a.info, b.info
     a_seq, a_rec, a_non = ia.inner_slices()
     b_seq, b_rec, b_non = ib.inner_slices()
-    b_ins = b.inner_inputs
-    # b's sequence placeholders become a's
-    replace = {b_ins[k]: a.inner_inputs[k] for sl in b_seq for k in range(sl.start, sl.stop)}
-    b_outs = clone_replace(list(b.inner_outputs), replace) if replace else list(b.inner_outputs)
+    # b's sequence placeholders become a's, its other inner inputs fresh ones (the two
+    # inner graphs may share Variables: one Op made from the other)
+    replace = {v: v.type(name=v.name) for v in b.inner_inputs}
+    replace.update({b.inner_inputs[k]: a.inner_inputs[k] for sl in b_seq for k in range(sl.start, sl.stop)})
+    b_ins = [replace[v] for v in b.inner_inputs]
+    b_outs = clone_replace(list(b.inner_outputs), replace)
     ins = [a.inner_inputs[k] for sl in a_seq for k in range(sl.start, sl.stop)]
     ins += [a.inner_inputs[k] for sl in a_rec for k in range(sl.start, sl.stop)]
     ins += [b_ins[k] for sl in b_rec for k in range(sl.start, sl.stop)]

@@ -238,3 +238,41 @@ def test_scan_checkpoints_rejects_taps():
     v = pt.dvector("v")
     with pytest.raises(ValueError, match="only taps"):
         scan_checkpoints(lambda a, b: a + b, sequences=[{"input": v, "taps": [-1, 0]}], save_every_N=2)
+
+
+def test_nested_scan_gradient():
+    def f(m, w):
+        def row(r, w):
+            acc, _ = arignote.scan(
+                lambda a, s, w: s * w + a,
+                sequences=[r],
+                outputs_info=[pt.constant(np.float64(0.0))],
+                non_sequences=[w],
+            )
+            return acc[-1]
+
+        ys, _ = arignote.scan(row, sequences=[m], non_sequences=[w])
+        return (ys**2).sum()
+
+    verify_grad(f, [RNG.normal(size=(3, 4)), np.array(0.7)], rng=RNG)
+
+
+def test_random_stream_draws_reused_by_the_gradient():
+    srng = pt.random.RandomStream(3)
+    w = pt.dscalar("w")
+    hs, up = arignote.scan(
+        lambda h, w: h * w + srng.normal(),
+        outputs_info=[pt.constant(np.float64(0.0))],
+        non_sequences=[w],
+        n_steps=5,
+    )
+    vals, g = arignote.function([w], [hs, grad(hs[-1], w)], updates=up)(0.5)
+    noise = [vals[0]] + [vals[i] - vals[i - 1] * 0.5 for i in range(1, 5)]
+
+    def last(wv):
+        h = 0.0
+        for z in noise:
+            h = h * wv + z
+        return h
+
+    assert float(g) == pytest.approx((last(0.5 + 1e-6) - last(0.5 - 1e-6)) / 2e-6, rel=1e-6)

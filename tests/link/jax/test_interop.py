@@ -35,9 +35,20 @@ def test_jax_function_values_grad_vmap_and_shared_constants() -> None:
     # vmap over a batch of b, and jit
     batch = jax.jit(jax.vmap(f, in_axes=(None, 0)))(xv, jnp.array([0.3, 0.0]))
     np.testing.assert_allclose(batch[0], expected)
-    # several outputs: a tuple; a FunctionGraph works as well
+    # several outputs: a tuple; a FunctionGraph works as well (and is not rewritten in place)
     g = jax_function([y, loss], [x, b])
     assert isinstance(g(xv, 0.3), tuple) and len(g(xv, 0.3)) == 2
+    from arignote.graph.fg import FunctionGraph
+
+    v = pt.dvector("v")
+    fgraph = FunctionGraph([v], [pt.exp(v).sum(), v * 2])
+    n_nodes = len(fgraph.apply_nodes)
+    total, doubled = jax_function(fgraph)(np.ones(2))
+    np.testing.assert_allclose(total, 2 * np.e)
+    np.testing.assert_allclose(doubled, [2.0, 2.0])
+    assert len(fgraph.apply_nodes) == n_nodes
+    with pytest.raises(TypeError, match="not both"):
+        jax_function(fgraph, [v])
 
 
 def test_jax_function_errors() -> None:

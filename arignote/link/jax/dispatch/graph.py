@@ -143,9 +143,9 @@ def _node_error(node: Apply, err: Exception) -> JAXNodeError:
         hint = (
             "\nJAX needs the shapes of all values when it compiles (jax.jit traces with abstract "
             "values): this node's output shape depends on the value of one of its inputs. Make "
-            "that input a constant of the graph, give the function's integer scalar input as a "
-            "static argument (it is one when the node depends on it directly), or run this graph "
-            "with another mode."
+            "that value a constant of the graph (a function's integer scalar inputs already become "
+            "static arguments of jax.jit when a node needs their values), or run this graph with "
+            "another mode."
         )
     return JAXNodeError(f"JAX could not compute {node_label(node)}: {kind}: {err}{hint}", node)
 

@@ -173,8 +173,8 @@ def main() -> None:
         print(json.dumps(run_peers(cases, a.calls)))
         return
     results = run_arignote(cases, a.calls)
-    peers = run_peers(cases, a.calls) if importable("pytensor") or importable("jax") else {}
-    if not peers and a.peer_python:
+    peers = {}
+    if a.peer_python:  # (the peer interpreter has both; else what this one has)
         cmd = [
             a.peer_python,
             os.path.abspath(__file__),
@@ -188,6 +188,8 @@ def main() -> None:
         peers = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else {}
         if proc.returncode:
             print(proc.stderr[-2000:], file=sys.stderr)
+    elif importable("pytensor") or importable("jax"):
+        peers = run_peers(cases, a.calls)
     print(f"median call, ms (load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores)")
     for case in cases:
         row = {**results.get(case, {}), **peers.get(case, {})}

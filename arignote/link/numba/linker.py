@@ -59,8 +59,8 @@ JIT_CHOICES = ("background", "sync", "never")
 
 #: elements a node processes on tier 1 before its kernel is asked for ("background")
 HOT_ELEMENTS = 4_000_000
-#: below this many elements a call stays on tier 1: Numba's dispatch of a kernel (a few µs)
-#: costs more than NumPy's calls save (measured: bench/backend.py)
+#: below this many elements a call stays on tier 1: Numba's dispatch of a kernel and this
+#: thunk's checks (a few µs) cost more than fusing saves (an estimate, not a measured crossover)
 MIN_SIZE = 8192
 
 _ndarray = np.ndarray

@@ -86,13 +86,15 @@ def _is_scalar_like(var: Variable) -> bool:
 
 @dataclass
 class _Term:
-    """``sign * prod(scale) * core``: ``var`` the term as the sum reads it."""
+    """``sign * prod(scale) * core``: ``var`` the term as the sum reads it, entering the sum
+    with ``var_sign`` (``sign`` also counts the negations read through inside ``var``)."""
 
     var: Variable
     sign: int
     scale: list[Variable]
     core: Variable
     private: bool = False  # ``var`` is used by the sum only
+    var_sign: int = 1
 
 
 def _sum_terms(fgraph: FunctionGraph, root: Apply, dtype: str) -> list[tuple[int, Variable, bool]]:
@@ -131,6 +133,7 @@ def _product(fgraph: FunctionGraph, var: Variable, sign: int, private: bool, dty
     computing in ``dtype`` that only it uses. The core is the one factor that is not
     fully broadcastable (``core`` is ``var`` itself where there is not exactly one,
     except for the two factors of an outer product, kept as a ``mul`` of them)."""
+    var_sign = sign
     scale: list[Variable] = []
     others: list[Variable] = []
     stack: list[tuple[Variable, Apply | None, int]] = [(var, None, 0)]
@@ -153,10 +156,10 @@ def _product(fgraph: FunctionGraph, var: Variable, sign: int, private: bool, dty
             continue
         (scale if _is_scalar_like(v) and v is not var else others).append(v)
     if len(others) == 1:
-        return _Term(var, sign, scale, others[0], private)
+        return _Term(var, sign, scale, others[0], private, var_sign)
     if len(others) == 2 and _outer_operands(others[0], others[1]) is not None:
-        return _Term(var, sign, scale, mul(*others), private)  # read again by _core
-    return _Term(var, sign, [], var, private)
+        return _Term(var, sign, scale, mul(*others), private, var_sign)  # read again by _core
+    return _Term(var, var_sign, [], var, private, var_sign)
 
 
 def _vector_as(v: Variable, order: tuple) -> Variable | None:
@@ -330,7 +333,7 @@ def local_blas_update(fgraph: FunctionGraph, node: Apply) -> list[Variable] | No
             core = _Core("gemm", (x.dimshuffle(0, "x"), y.dimshuffle("x", 0)))
             ger = False
         z = zt.core if zt.core is not zt.var and _covers(zt.core, out) else zt.var
-        beta_factors = zt.scale if z is zt.core else []
+        beta_factors, beta_sign = (zt.scale, zt.sign) if z is zt.core else ([], zt.var_sign)
         if z.type.dtype != dtype:
             z = cast(z, dtype)
         alpha = _scale_value(term.scale, term.sign, dtype)
@@ -338,12 +341,13 @@ def local_blas_update(fgraph: FunctionGraph, node: Apply) -> list[Variable] | No
         if ger:
             new = Ger()(z, alpha, a, b)
         else:
-            beta = _scale_value(beta_factors, zt.sign, dtype)
+            beta = _scale_value(beta_factors, beta_sign, dtype)
             new = (Gemm() if core.kind == "gemm" else Gemv())(z, alpha, a, b, beta)
         rest = [t for k, t in enumerate(terms) if k not in (i, j)]
         if rest:
-            pos = [new, *(t.var for t in rest if t.sign > 0)]
-            negs = [t.var for t in rest if t.sign < 0]
+            # (the other terms as the sum reads them: a term's own negations stay in it)
+            pos = [new, *(t.var for t in rest if t.var_sign > 0)]
+            negs = [t.var for t in rest if t.var_sign < 0]
             new = pos[0] if len(pos) == 1 else add(*pos)
             if negs:
                 new = sub(new, negs[0] if len(negs) == 1 else add(*negs))

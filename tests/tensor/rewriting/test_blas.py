@@ -113,6 +113,19 @@ def test_several_products_chain_and_other_terms_stay():
     _check([z, x, y, u, v, w], pt.dot(x, y) + pt.dot(u, v), {"Gemm": 1}, vals)
 
 
+def test_a_negated_term_read_elsewhere_keeps_its_sign():
+    # ``upd + neg(x)`` with ``neg(x)`` also returned: the rule reads the term's negation to
+    # know its sign, but rebuilds the sum from the term as the sum reads it (``neg(x)``,
+    # added), not as ``x`` with the negation applied twice
+    z, x, y = (pt.dmatrix(n) for n in "zxy")
+    vals = [np.random.default_rng(k).normal(size=(3, 3)) for k in range(3)]
+    nz = -z
+    f = _check([z, x, y], [nz, (z - 0.1 * pt.dot(x, y)) + nz], {"Gemm": 1}, vals)
+    np.testing.assert_allclose(f(*vals)[1], -0.1 * vals[1] @ vals[2], atol=1e-12)
+    nw = -(2.0 * z)  # a negation inside the term that must become the Gemm's beta
+    _check([z, x, y], [nw, pt.dot(x, y) + nw], {"Gemm": 1}, vals)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_gemv_forms(dtype):
     A = pt.matrix("A", dtype=dtype)

@@ -230,3 +230,13 @@ def test_outputs_never_alias_inputs_or_each_other() -> None:
             assert not np.shares_memory(o, p)
     a[0] = 7.0  # the caller's array changes: the outputs do not
     assert outs[0][0] == 0.0
+
+
+def test_shapes_computed_from_shapes_stay_static() -> None:
+    """Arithmetic on shapes runs on the host while tracing: its result is a static length
+    (there is no integer input to make static here)."""
+    x = pt.dvector("x")
+    out = pt.zeros(x.shape[0] * 2 + 1) + x.sum()
+    f = arignote.function([x], out, mode=Mode(linker="jax", optimizer=None))
+    np.testing.assert_array_equal(f(np.ones(3)), np.full(7, 3.0))
+    np.testing.assert_array_equal(f(np.ones(2)), np.full(5, 2.0))

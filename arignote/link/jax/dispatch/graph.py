@@ -9,6 +9,12 @@ the function of the graph around them. Each node's function is chosen once, here
 ``fn`` only runs them in topological order. Under ``jax.jit`` that loop runs once, while
 tracing, so its Python cost is paid at compile time, never per call.
 
+Values known while tracing stay known: a node whose inputs are all small NumPy values (a
+shape read from a traced array, a constant, arithmetic on them) is computed on the host by
+the Op's own ``perform`` (:func:`host_computed`), not staged into the compiled function,
+where JAX would make its result a traced value. So ``alloc(0, x.shape[0] + 1)`` has a static
+length under ``jax.jit``, as shapes computed in Python have in hand-written JAX code.
+
 A node whose JAX function fails while tracing (a shape JAX cannot know abstractly, a dtype
 JAX refuses) raises :class:`JAXNodeError` naming the node, its input Types and the user's line
 that created it, with the original error chained.
@@ -23,10 +29,17 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
+from arignote.graph.op import HasInnerGraph, has_own_thunk
 from arignote.graph.utils import format_site
 from arignote.link.jax.dispatch.basic import jax_funcify
 
-__all__ = ["JAXNodeError", "funcify_fgraph", "node_label"]
+__all__ = ["JAXNodeError", "funcify_fgraph", "host_computed", "node_label"]
+
+#: the most elements a node's NumPy inputs may have for it to be computed on the host while
+#: tracing (shape arithmetic is a few numbers; larger constants are XLA's to fold)
+HOST_MAX_ELEMENTS = 256
+
+_HOST_VALUES = (np.ndarray, np.generic)
 
 
 class JAXNodeError(RuntimeError):
@@ -48,6 +61,31 @@ def node_label(node: Apply) -> str:
         except Exception:  # a trace in another format: leave it out, the node is named
             where = ""
     return f"{node} (inputs: {types or 'none'}){where}"
+
+
+def _host_able(node: Apply) -> bool:
+    """Whether ``node`` may be computed by its ``perform`` when its inputs are known: a
+    plain Op (no thunk of its own, no inner graph, nothing overwritten) of arrays."""
+    op = node.op
+    if has_own_thunk(op) or isinstance(op, HasInnerGraph) or getattr(op, "destroy_map", None):
+        return False
+    return all(type(getattr(o.type, "dtype", None)) is str for o in node.outputs) and bool(node.inputs)
+
+
+def host_computed(node: Apply, values: list) -> list | None:
+    """The node's outputs computed on the host by ``perform`` when all ``values`` are small
+    NumPy values, else None (the node's JAX function computes it)."""
+    size = 0
+    for v in values:
+        if not isinstance(v, _HOST_VALUES):
+            return None
+        size += v.size
+    if size > HOST_MAX_ELEMENTS:
+        return None
+    cells: list[list] = [[None] for _ in node.outputs]
+    with np.errstate(all="ignore"):
+        node.op.perform(node, values, cells)
+    return [c[0] for c in cells]
 
 
 def _constant_value(var: Constant) -> Any:
@@ -74,7 +112,7 @@ def funcify_fgraph(
     ins = list(fgraph.inputs if inputs is None else inputs)
     outs = list(fgraph.outputs if outputs is None else outputs)
     nodes = fgraph.toposort()
-    steps: list[tuple[Apply, Callable, tuple, tuple]] = []
+    steps: list[tuple[Apply, Callable, tuple, tuple, bool]] = []
     for node in nodes:
         try:
             fn = jax_funcify(node.op, node=node, **kwargs)
@@ -82,7 +120,7 @@ def funcify_fgraph(
             raise
         except Exception as err:
             raise JAXNodeError(f"No JAX function for {node_label(node)}: {err}", node) from err
-        steps.append((node, fn, tuple(node.inputs), tuple(node.outputs)))
+        steps.append((node, fn, tuple(node.inputs), tuple(node.outputs), _host_able(node)))
     constants = {
         v: _constant_value(v)
         for node in nodes
@@ -99,9 +137,14 @@ def funcify_fgraph(
             raise TypeError(f"this graph takes {n_in} input(s), got {len(values)}")
         env: dict[Variable, Any] = dict(constants)
         env.update(zip(ins, values))
-        for node, fn, node_ins, node_outs in steps:
+        for node, fn, node_ins, node_outs, host in steps:
             try:
-                result = fn(*[env[v] for v in node_ins])
+                args = [env[v] for v in node_ins]
+                known = host_computed(node, args) if host else None
+                if known is not None:
+                    env.update(zip(node_outs, known))
+                    continue
+                result = fn(*args)
             except JAXNodeError:
                 raise
             except KeyError as err:

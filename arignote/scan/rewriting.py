@@ -2,8 +2,8 @@
 
 - :func:`scan_push_out_invariants`: inner computations that depend only on the
   non-sequences (and constants) are computed once, outside the loop.
-- :func:`scan_remove_unused_outputs`: outputs nobody reads, and recurrent states that
-  only feed themselves, are dropped from the loop.
+- :func:`scan_remove_unused_outputs`: outputs nobody reads, recurrent states that only
+  feed themselves and non-sequences nothing reads are dropped from the loop.
 - :func:`scan_keep_last_rows`: an output read only through its last rows (``xs[-1]``,
   the final state of a recurrence, a shared variable's update) keeps only those rows in
   memory while the loop runs, O(taps) instead of O(steps).
@@ -120,8 +120,9 @@ def _used(fgraph: FunctionGraph, v: Variable) -> bool:
 @register_rewrite("canonicalize", "fast_run", "scan")
 @node_rewriter([Scan])
 def scan_remove_unused_outputs(fgraph: FunctionGraph, node: Apply) -> dict | None:
-    """Drop the outputs nobody reads: a nit-sot output, or a recurrent output whose
-    state no kept output's step depends on."""
+    """Drop the outputs nobody reads (a nit-sot output, or a recurrent output whose
+    state no kept output's step depends on) and the non-sequences no kept output reads
+    (e.g. a weight whose only use was pushed out of the loop)."""
     op: Scan = node.op
     info = op.info
     ins, outs = op.inner_inputs, op.inner_outputs
@@ -143,13 +144,15 @@ def scan_remove_unused_outputs(fgraph: FunctionGraph, node: Apply) -> dict | Non
                 keep_rec[j] = True
                 roots.append(outs[j])
                 changed = True
-    if all(keep_rec) and all(keep_nit):
+    reached = _inputs_reached(ins, roots)
+    keep_non = [ins[k] in reached for k in range(non_sl.start, non_sl.stop)]
+    if all(keep_rec) and all(keep_nit) and all(keep_non):
         return None
     if not any(keep_rec) and not any(keep_nit):
         return None  # nothing is used: the node goes away with its clients anyway
     new_ins = [ins[k] for sl in seq_sl for k in range(sl.start, sl.stop)]
     new_ins += [ins[k] for j in range(n_rec) if keep_rec[j] for k in range(rec_sl[j].start, rec_sl[j].stop)]
-    new_ins += list(ins[non_sl])
+    new_ins += [v for v, kept_v in zip(ins[non_sl], keep_non) if kept_v]
     new_outs = [outs[j] for j in range(n_rec) if keep_rec[j]]
     new_outs += [outs[n_rec + m] for m in range(n_nit) if keep_nit[m]]
     new_outs += list(outs[n_rec + n_nit :])
@@ -158,14 +161,18 @@ def scan_remove_unused_outputs(fgraph: FunctionGraph, node: Apply) -> dict | Non
         info.seq_taps,
         tuple(info.rec_taps[j] for j in range(n_rec) if keep_rec[j]),
         sum(keep_nit),
-        info.n_non_seqs,
+        sum(keep_non),
         info.as_while,
         tuple(info.keep[k] for k in kept),
     )
     new_op = _rebuild(op, new_ins, new_outs, new_info)
     n_steps, seqs, inits, non_seqs = op.split_outer(node.inputs)
     new_node_outs = new_op(
-        n_steps, *seqs, *[inits[j] for j in range(n_rec) if keep_rec[j]], *non_seqs, return_list=True
+        n_steps,
+        *seqs,
+        *[inits[j] for j in range(n_rec) if keep_rec[j]],
+        *[v for v, kept_v in zip(non_seqs, keep_non) if kept_v],
+        return_list=True,
     )
     return {node.outputs[k]: new for k, new in zip(kept, new_node_outs)}
 

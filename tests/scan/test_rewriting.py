@@ -67,6 +67,8 @@ def test_invariants_pushed_out_of_the_loop():
     (node,) = _scans(f)
     inner_ops = {type(n.op).__name__ for n in node.op.fn.maker.fgraph.apply_nodes}
     assert "Exp" not in str(inner_ops) and not any("Transpose" in o for o in inner_ops)
+    # W itself is read only by what was pushed out: no longer an input of the loop
+    assert W not in node.inputs and node.op.info.n_non_seqs == 1
     args = [RNG.normal(size=(4, 3)), RNG.normal(size=3), RNG.normal(size=(3, 3))]
     np.testing.assert_allclose(f(*args), _unrewritten([x, h0, W], hs)(*args))
 

@@ -335,13 +335,10 @@ class NumbaLinker(PyGenLinker):
                 continue
             plan = None
             producer = None
-            if lazy:  # planned when hot: link time stays what tier 1's is
-                if isinstance(op, Elemwise) and isinstance(op.scalar_op, Composite) and op.nout == 1:
-                    slots[k] = _Slot(k, node, None, thunks[k])
-                continue
-            if isinstance(op, CAReduce):
+            src = None
+            if isinstance(op, CAReduce):  # a fused input only it reads, nothing destroyed between
                 src = node.inputs[0].owner
-                if (
+                if not (
                     src is not None
                     and isinstance(src.op, Elemwise)
                     and src in position
@@ -350,6 +347,17 @@ class NumbaLinker(PyGenLinker):
                     and position[src] not in slots
                     and not any(nodes[j].op.destroy_map for j in range(position[src] + 1, k + 1))
                 ):
+                    src = None
+            if lazy:  # planned when hot: link time stays what tier 1's is
+                if src is not None and len(src.outputs) == 1:
+                    slot = slots[k] = _Slot(k, node, None, thunks[k])
+                    j = position[src]
+                    slot.producer = slots[j] = _Slot(j, src, None, thunks[j])
+                elif isinstance(op, Elemwise) and isinstance(op.scalar_op, Composite) and op.nout == 1:
+                    slots[k] = _Slot(k, node, None, thunks[k])
+                continue
+            if isinstance(op, CAReduce):
+                if src is not None:
                     plan = plan_reduction(node, src)
                     if plan is not None:
                         producer = src
@@ -399,7 +407,10 @@ class NumbaLinker(PyGenLinker):
                     return
             if budget[0] < 0 and slot.state == "tier 1":
                 if slot.plan is None:
-                    slot.plan = plan_node(slot.node)
+                    if slot.producer is not None:
+                        slot.plan = slot.producer.plan = plan_reduction(slot.node, slot.producer.node)
+                    else:
+                        slot.plan = plan_node(slot.node)
                     if slot.plan is None or not pays(slot.plan):
                         slot.state = "tier 1 (no kernel pays)"
                         return

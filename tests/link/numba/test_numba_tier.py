@@ -252,3 +252,21 @@ def test_small_arrays_stop_counting_without_numba_work():
         np.testing.assert_allclose(f(np.ones(3)), [3.0, 3.0, 3.0])
     assert slot.state == "tier 1 (small arrays)" and slot.plan is None  # never planned
     assert f.vm.__globals__[slot.name] is slot.tier1 is not counting
+
+
+def test_background_tier_fuses_a_reduction_of_a_hot_input(cache_dir):
+    pytest.importorskip("numba")
+    x, y = pt.vectors("x", "y")
+    mode = Mode(nl.NumbaLinker(jit="background", hot_elements=1000, min_size=0), "fast_run")
+    # (the reduction kernel of test_processes_compiling_into_an_empty_cache_agree's graph)
+    f = arignote.function([x, y], pt.sum(x * y - x), mode=mode)
+    (slot,) = f.vm.tier2
+    assert slot.producer is not None and slot.plan is None  # planned once hot
+    a, b = np.linspace(0, 1, 600), np.linspace(1, 2, 600)
+    for _ in range(3):
+        np.testing.assert_allclose(f(a, b), np.sum(a * b - a))
+    assert nl.wait_for_kernels(timeout=120)
+    assert slot.state == "tier 2" and slot.plan.kind == "reduce"
+    assert f.vm.impl_of(slot.producer.node) == "numba"
+    for _ in range(2):
+        np.testing.assert_allclose(f(a, b), np.sum(a * b - a))

@@ -96,6 +96,9 @@ LAZY_UPWARD: dict[tuple[str, str], str] = {
         "mode='JAX' and Mode(linker='jax') import the JAX backend on first use: JAX is an "
         "optional dependency that import arignote never imports"
     ),
+    ("arignote.graph.basic", "arignote.printing.debug"): (
+        "Variable.dprint prints the graph: a convenience method PyTensor has on every Variable"
+    ),
     ("arignote._gradient.check", "arignote.compile.function"): (
         "verify_grad compiles the function and its gradient to compare them numerically"
     ),

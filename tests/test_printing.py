@@ -38,6 +38,7 @@ from arignote.printing import (
     unregister_node_annotator,
 )
 from arignote.scalar.composite import Composite
+from arignote.tensor.conversion import is_literal_constant
 from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.type import TensorType
 from tests.toy import double
@@ -381,6 +382,9 @@ class TestDebugprintFunctions:
             def make_node(self, a, b):
                 return Apply(self, [a, b], [a.type()])
 
+            def perform(self, node, inputs, output_storage):
+                output_storage[0][0] = inputs[0] + inputs[1]
+
         @op_debug_information.register(Tapped)
         def _(op, node):
             return {node: {node.inputs[0]: "tap -1", node.outputs[0]: "the result"}}
@@ -574,10 +578,11 @@ class TestDeepGraphs:
             assert debugprint(y, file=sink) is sink
         finally:
             sys.setrecursionlimit(old)
-        # 20,000 ops, 10,000 uses of the (one, cached) constant, one input; the deepest line
-        # is the constant beside the first Add, after x: ids 20,000 and 20,001
+        # 20,000 ops, 10,000 uses of the (one, cached) constant, one input; each use of the
+        # constant has its own id (PyTensor makes one constant per use): the deepest line, the
+        # constant beside the first Add, is printed last and has the last id, 30,000
         assert sink.newlines == 20_000 + 10_000 + 1
-        assert sink.tail.endswith(f"└─ 1.0 [id {char_from_number(20_001)}]\n")
+        assert sink.tail.endswith(f"└─ 1.0 [id {char_from_number(30_000)}]\n")
         assert sink.chars > 3 * 20_000 * 20_000 // 2  # every line is indented by its depth
 
     def test_wide_graph(self):
@@ -847,3 +852,44 @@ class TestPydotprint:
         )
         svg = (tmp_path / "graph.svg").read_text()
         assert "<svg" in svg and "Exp" in svg and "name=x" in svg
+
+
+# -- Variable.dprint and the ids of shared Python-number constants --------------------------
+
+
+def test_variable_dprint_method():
+    x = pt.dvector("x")
+    y = pt.exp(x).sum()
+    assert y.dprint(file="str") == debugprint(y, file="str")
+    assert (
+        y.dprint(print_type=True, file="str").splitlines()[0]
+        == "Sum{axes=None} [id A] <Scalar(float64, shape=())>"
+    )
+    assert double("d").dprint(file="str") == "d [id A]\n"  # on every Variable, not only tensors
+
+
+def test_each_use_of_a_number_literal_gets_its_own_id():
+    # ``y + 1.0`` and ``w * 1.0`` share one cached constant, where PyTensor makes two: the
+    # printout is PyTensor's, one id per use
+    y = pt.vector("y")
+    w = y + 1.0
+    z = w * 1.0
+    one = w.owner.inputs[1].owner.inputs[0]
+    assert one is z.owner.inputs[1].owner.inputs[0] and is_literal_constant(one)
+    assert lines(z.dprint(file="str")) == [
+        "Mul [id A]",
+        " ├─ Add [id B]",
+        " │  ├─ y [id C]",
+        " │  └─ ExpandDims{axis=0} [id D]",
+        " │     └─ 1.0 [id E]",
+        " └─ ExpandDims{axis=0} [id F]",
+        "    └─ 1.0 [id G]",
+    ]
+    # an explicit constant is a new one each time (as in PyTensor): used twice, one id
+    c = pt.constant(1.0)
+    assert c is not pt.constant(1.0) and not is_literal_constant(c)
+    assert lines((y + c + c).dprint(file="str"))[-1] == "    └─ 1.0 [id E]"
+    # a compiled graph shares constants (PyTensor merges them): one id
+    f = arignote.function([y], z + pt.exp(w), mode=arignote.Mode(optimizer=None))
+    text = debugprint(f, file="str")
+    assert text.count("1.0 [id F]") == 2 and "[id G]" in text

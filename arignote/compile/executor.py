@@ -138,7 +138,7 @@ class Function:
         )
         # shared values that a node overwrites in place (a random generator drawn from in
         # place, an array updated in place): saved before a call, put back if it fails.
-        # Explicit inputs with an update (``In(x, value=..., update=...)``) are state too:
+        # Explicit inputs with an update (``In(x, update=...)``) are state too:
         # their values are put back the same way, and so is the value a failed call stored
         self._rollback, self._state = _rollback_plan(vm, maker.fgraph, input_storage, maker.inputs)
         # shared values another backend left on its device (JAX's, between its calls) are
@@ -687,7 +687,7 @@ def _rollback_plan(
     the call costs nothing.
 
     ``state``: ``(cell, overwritten, copy_arrays)`` for each explicit input with an
-    update (``In(x, value=..., update=...)``), whose stored value is state like a shared
+    update (``In(x, update=...)``), whose stored value is state like a shared
     variable's: a failed call puts back the value it held (a value passed to the call
     replaces it before the graph runs), and, when a node overwrites it in place, its
     contents as for a shared value."""

@@ -65,7 +65,7 @@ def function(
     and nested calls that would wait for each other across threads raise
     ``DeadlockError`` (a RuntimeError) in one of them instead of hanging; after ``os.fork()`` the child's functions and shared variables are not left locked by
     the parent's other threads. A call that raises leaves every shared variable (random
-    generators included) and every ``In(x, value=..., update=...)`` state as it was.
+    generators included) and every ``In(x, update=...)`` state as it was.
     """
     if inputs is None:
         inputs = []

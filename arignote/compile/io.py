@@ -3,9 +3,9 @@
 >>> import arignote.tensor as pt
 >>> from arignote.compile.io import In
 >>> x = pt.dscalar("x")
->>> i = In(x, value=2.0, name="step")
->>> (i.name, i.value, i.mutable, i.borrow)
-('step', 2.0, False, False)
+>>> i = In(x, name="step", borrow=True)
+>>> (i.name, i.mutable, i.borrow)
+('step', False, True)
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class SymbolicInput:
         if isinstance(variable, Constant):
             raise TypeError(
                 f"{variable} is a Constant: constants are part of the graph and cannot be "
-                "function inputs (use a Variable, or In(variable, value=...) for a default)"
+                "function inputs (use a Variable, or a shared variable for a value kept between calls)"
             )
         if update is not None:
             if not isinstance(update, Variable):
@@ -99,8 +99,12 @@ class SymbolicInput:
 
 
 class In(SymbolicInput):
-    """A function input with options (see :class:`SymbolicInput`), and optionally a
-    default ``value`` used when the call does not give one."""
+    """A function input with options (see :class:`SymbolicInput`).
+
+    PyTensor 3 removed default values of inputs: ``value=`` (other than ``None``) is a
+    ValueError, as there. A value kept between calls is a shared variable
+    (:func:`arignote.shared`, with ``updates=``).
+    """
 
     _NO_VALUE = object()
 
@@ -118,8 +122,14 @@ class In(SymbolicInput):
         borrow: bool | None = None,
         shared: bool = False,
     ):
+        if value is not In._NO_VALUE and value is not None:
+            raise ValueError(
+                f"In({variable}, value=...): inputs with default values were removed in PyTensor 3 "
+                "(and arignote follows it); pass the value in each call, or make the input a shared "
+                "variable (arignote.shared(value)) to keep a value between calls"
+            )
         if implicit is None:
-            implicit = isinstance(value, SharedVariable) or isinstance(variable, SharedVariable)
+            implicit = isinstance(variable, SharedVariable)
         super().__init__(
             variable,
             name=name,
@@ -132,11 +142,11 @@ class In(SymbolicInput):
             borrow=borrow,
             shared=shared,
         )
-        # ``value=None`` is "no default", as in PyTensor (None is no value of a tensor)
-        self.has_value = value is not In._NO_VALUE and value is not None
-        self.value = value if self.has_value else None
-        if self.implicit and not self.has_value and not isinstance(variable, SharedVariable):
-            raise TypeError(f"In({variable}, implicit=True) needs a value")
+        # no default value: the call gives one (shared variables hold theirs)
+        self.has_value = False
+        self.value = None
+        if self.implicit and not isinstance(variable, SharedVariable):
+            raise TypeError(f"In({variable}, implicit=True): only a shared variable can be an implicit input")
 
 
 class SymbolicOutput:

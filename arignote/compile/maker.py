@@ -8,7 +8,7 @@ import warnings
 from typing import Any
 
 from arignote.compile.executor import Function, _make_profile
-from arignote.compile.io import In, SymbolicInput, SymbolicOutput
+from arignote.compile.io import SymbolicInput, SymbolicOutput
 from arignote.compile.mode import Mode, get_mode
 from arignote.compile.rebuild import _pairs, rebuild_collect_shared
 from arignote.configdefaults import config
@@ -146,14 +146,6 @@ class FunctionMaker:
             allow = spec.allow_downcast if spec.allow_downcast is not None else self.allow_input_downcast
             cell = [None]
             container = Container(var.type, cell, name=spec.name, strict=spec.strict, allow_downcast=allow)
-            if isinstance(spec, In) and spec.has_value:
-                try:
-                    container.value = spec.value
-                except (TypeError, ValueError) as err:
-                    raise type(err)(
-                        f"The default value of input {spec.name or var} is no value of its Type "
-                        f"{var.type}: {err}"
-                    ) from None
             containers.append(container)
         containers.extend(v.container for v in self.shared_inputs)
         return containers

@@ -384,6 +384,21 @@ class Variable(Node):
 
         return transfer(self, target)
 
+    def dprint(self, **kwargs: Any) -> Any:
+        """Print the graph that computes this Variable (:func:`arignote.printing.debugprint`,
+        which takes the same keyword arguments; ``file="str"`` returns the text).
+
+        >>> from arignote.graph.type import Type
+        >>> class Num(Type):
+        ...     def filter(self, data, strict=False, allow_downcast=None):
+        ...         return float(data)
+        >>> print(Num()("x").dprint(file="str"), end="")
+        x [id A]
+        """
+        from arignote.printing.debug import debugprint
+
+        return debugprint(self, **kwargs)
+
     def eval(self, inputs_to_values: dict | None = None, **kwargs: Any) -> Any:
         """Compute this Variable's value, given values for the graph inputs it needs.
 

@@ -18,6 +18,8 @@ their last client are pruned, new nodes are imported, and attached features are 
 ...     __props__ = ()
 ...     def make_node(self, x):
 ...         return Apply(self, [x], [x.type()])
+...     def perform(self, node, inputs, output_storage):
+...         output_storage[0][0] = -inputs[0]
 >>> x = T()("x")
 >>> y = Neg()(x)
 >>> fg = FunctionGraph([x], [y], clone=False)

@@ -69,7 +69,7 @@ class Op(MetaObject):
         ``otypes``.
         """
         if self.itypes is None or self.otypes is None:
-            raise NotImplementedError(
+            raise TypeError(
                 f"{type(self).__name__} must define make_node, or the class attributes itypes and otypes"
             )
         if len(inputs) != len(self.itypes):
@@ -91,8 +91,16 @@ class Op(MetaObject):
         Returns ``node.outputs[default_output]`` when ``default_output`` is set, else the
         only output, else the list of outputs (always a list with ``return_list``).
         ``name`` names the returned output (``name_i`` for each of several).
+        An Op that cannot compute (no ``perform`` and no ``make_thunk`` of its own) cannot be
+        applied: a TypeError, as PyTensor 3 refuses to make one.
         """
         node = self.make_node(*inputs, **kwargs)
+        cls = type(self)
+        if cls.perform is Op.perform and cls.make_thunk is Op.make_thunk:
+            raise TypeError(
+                f"Can't apply the Op {cls.__name__}: it defines neither "
+                "perform(node, inputs, output_storage) nor make_thunk"
+            )
         outputs = node.outputs
         do = self.default_output
         if name is not None:

@@ -43,6 +43,16 @@ class Type(MetaObject):
     (the contract's default), so make equal Types equal yourself, or use a singleton.
     """
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Type:
+        # filter is the one method every Type must define (abstract, as in PyTensor 3): a
+        # Type without it cannot be instantiated
+        if cls.filter is Type.filter:
+            raise TypeError(
+                f"Can't instantiate the Type {cls.__name__}: it does not define "
+                "filter(data, strict=False, allow_downcast=None)"
+            )
+        return super().__new__(cls)
+
     #: the Variable class that :meth:`make_variable` builds
     variable_type: type = Variable
     #: the Constant class that :meth:`make_constant` builds

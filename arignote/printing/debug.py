@@ -22,6 +22,7 @@ import numpy as np
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.printing.utils import _inner_graph_op, _is_function
+from arignote.tensor.conversion import is_literal_constant
 
 __all__ = [
     "char_from_number",
@@ -242,8 +243,9 @@ class _DebugPrinter:
         parent_node: Apply | None,
         inner_to_outer: dict | None,
         inner_graph_node: Apply | None,
+        key: Any = None,
     ) -> str:
-        ident = self.assign_id(var, var)
+        ident = self.assign_id(var if key is None else key, var)
         parts = [str(var)]
         if ident:
             parts.append(f" {ident}")
@@ -341,10 +343,10 @@ class _DebugPrinter:
         # characters per ancestor below the root: "   " once that ancestor was the last
         # input of its parent, " │ " otherwise. Stack entries: (var, level, is_last, parent).
         bars = ""
-        stack: list[tuple] = [(root, 0, True, parent_node)]
+        stack: list[tuple] = [(root, 0, True, parent_node, -1)]
         pop, push = stack.pop, stack.append
         while stack:
-            var, level, is_last, parent = pop()
+            var, level, is_last, parent, position = pop()
             if depth != -1 and level >= depth:
                 self.note_inner(var)
                 continue
@@ -357,11 +359,17 @@ class _DebugPrinter:
                 lead, connector = base, (" └─ " if is_last else " ├─ ")
             node = var.owner
             if node is None:
+                # A Python number written in an expression is one shared constant here, where
+                # PyTensor makes one per use: outside a compiled function (whose merged graph
+                # shares constants in PyTensor too), each use gets its own id.
+                key = None
+                if position >= 0 and is_literal_constant(var) and not _is_function(context):
+                    key = (var, parent, position)
                 add(
                     lead,
                     bars,
                     connector,
-                    self.leaf_label(var, storage, parent, inner_to_outer, inner_graph_node),
+                    self.leaf_label(var, storage, parent, inner_to_outer, inner_graph_node, key),
                 )
                 done.setdefault(var, "")
                 continue
@@ -379,7 +387,7 @@ class _DebugPrinter:
             inputs = node.inputs
             last = len(inputs) - 1
             for i in range(last, -1, -1):
-                push((inputs[i], level + 1, i == last, node))
+                push((inputs[i], level + 1, i == last, node, i))
 
     # -- inner graphs ---------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ the other names PyTensor keeps here. Each is defined in its home module
 ('int8', 'float32', 'float64')
 """
 
+from arignote.graph.type import register_transfer, transfer
 from arignote.tensor.alloc import (
     Alloc,
     Eye,
@@ -133,6 +134,8 @@ from arignote.tensor.variable import (
 )
 
 __all__ = [
+    "register_transfer",
+    "transfer",
     "ARange",
     "Alloc",
     "AllocDiag",

@@ -34,6 +34,8 @@ __all__ = [
     "constant",
     "get_scalar_constant_value",
     "get_underlying_scalar_constant_value",
+    "is_literal_constant",
+    "literal_constant",
     "register_constant_rule",
     "scalar_from_tensor",
     "tensor_from_scalar",
@@ -75,20 +77,36 @@ def constant(x: Any, name: str | None = None, ndim: int | None = None, dtype: An
     must hold a Python value exactly. ``ndim`` left-pads (or squeezes leading 1s) to
     that many dimensions.
     """
-    # Python numbers are the constants users write most (``x * 2.0``): the same value
-    # gives the same (immutable) constant, which is cheaper to build and to merge.
-    key = None
-    if name is None and type(x) in (int, float):
-        key = (type(x), x, math.copysign(1.0, x), ndim, dtype, config.floatX)
-        cached = _scalar_constants.get(key)
-        if cached is not None:
-            return cached
-    result = _make_constant(x, name, ndim, dtype)
-    if key is not None:
-        if len(_scalar_constants) > 4096:
-            _scalar_constants.clear()
-        _scalar_constants[key] = result
+    return _make_constant(x, name, ndim, dtype)
+
+
+def literal_constant(x: Any, ndim: int | None = None, dtype: Any = None) -> TensorConstant:
+    """The constant for a Python number written in an expression (``x * 2.0``).
+
+    Such numbers are the constants users write most: the same value gives the same
+    (immutable) constant, which is cheaper to build and to merge. It is marked as a literal
+    (``is_literal_constant``) so that ``debugprint`` gives each of its uses its own id, as
+    it would to the separate constants PyTensor makes. :func:`constant` always makes a new
+    one, as in PyTensor.
+    """
+    if type(x) not in (int, float):
+        return _make_constant(x, None, ndim, dtype)
+    key = (type(x), x, math.copysign(1.0, x), ndim, dtype, config.floatX)
+    cached = _scalar_constants.get(key)
+    if cached is not None:
+        return cached
+    result = _make_constant(x, None, ndim, dtype)
+    result.tag.literal = True
+    if len(_scalar_constants) > 4096:
+        _scalar_constants.clear()
+    _scalar_constants[key] = result
     return result
+
+
+def is_literal_constant(var: Any) -> bool:
+    """Whether ``var`` is a shared constant made by :func:`literal_constant`."""
+    tag = getattr(var, "_tag", None)  # read without making a tag
+    return tag is not None and isinstance(var, Constant) and getattr(tag, "literal", False)
 
 
 _scalar_constants: dict = {}
@@ -174,6 +192,8 @@ def _as_tensor_variable(x: Any, name: str | None, ndim: int | None, dtype: Any) 
     """:func:`as_tensor_variable` by the Python type of ``x`` (PyTensor's extension point:
     a module registers the kinds of values it knows how to turn into tensors; sequences
     holding Variables are registered by :mod:`arignote.tensor.join`, which stacks them)."""
+    if name is None:
+        return literal_constant(x, ndim=ndim, dtype=dtype)
     return constant(x, name=name, ndim=ndim, dtype=dtype)
 
 

@@ -11,8 +11,12 @@ the number sequences (:mod:`arignote.tensor.ranges`). This module only re-export
 array([1., 3., 6.])
 """
 
+from arignote.tensor.alloc import (
+    repeat,
+)
 from arignote.tensor.axes import (
     expand_dims,
+    squeeze,
 )
 from arignote.tensor.conversion import (
     as_tensor_variable,
@@ -40,6 +44,7 @@ from arignote.tensor.index_utils import (
 from arignote.tensor.ranges import (
     bartlett,
     geomspace,
+    linspace,
     logspace,
 )
 from arignote.tensor.searching import (
@@ -84,11 +89,14 @@ __all__ = [
     "flatnonzero",
     "flatten",
     "geomspace",
+    "linspace",
     "logspace",
     "nonzero",
     "normalize_axis",
     "ravel_multi_index",
+    "repeat",
     "searchsorted",
+    "squeeze",
     "unique",
     "unravel_index",
 ]

@@ -15,7 +15,7 @@ from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
 from arignote.scalar.type import upcast
 from arignote.tensor.axes import expand_dims, moveaxis
-from arignote.tensor.checks import _is_int
+from arignote.tensor.checks import _is_int, check_values
 from arignote.tensor.conversion import as_tensor_variable, constant
 from arignote.tensor.elemwise import normalize_axis
 from arignote.tensor.reductions import sum as tensor_sum
@@ -161,6 +161,26 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Va
     return op(start, stop, step)
 
 
+def _linspace_num(num: Any) -> Variable:
+    """``linspace``'s ``num`` as a 0-d integer. A float-typed ``num`` (``5.0``, a float
+    scalar) is accepted, as PyTensor accepts it, when its value is a whole number: checked
+    now for a constant, at run time otherwise."""
+    if isinstance(num, float) or (
+        isinstance(num, (Variable, np.floating)) and as_tensor_variable(num).type.dtype.startswith("float")
+    ):
+        value = as_tensor_variable(num)
+        if value.type.ndim != 0:
+            raise TypeError(f"linspace: num must be a 0-d integer or float, got {value} of Type {value.type}")
+        if isinstance(value, Constant):
+            number = float(value.data)
+            if not number.is_integer():
+                raise ValueError(f"linspace: num must be a whole number, got {number!r}")
+            return as_tensor_variable(np.int64(number))
+        value = check_values(value, eq(value, floor(value)), "linspace: num must be a whole number")
+        return cast(value, "int64")
+    return _as_length(num, "linspace: num")
+
+
 def linspace(
     start: Any,
     stop: Any,
@@ -173,7 +193,8 @@ def linspace(
     """``num`` evenly spaced values from ``start`` to ``stop`` (``numpy.linspace``).
 
     ``start`` and ``stop`` may be arrays (broadcast together); the samples then run along
-    ``axis`` of the result. The values are computed in float64 and cast to ``dtype``
+    ``axis`` of the result. ``num`` is an integer, or a float whose value is whole (as
+    PyTensor accepts). The values are computed in float64 and cast to ``dtype``
     (``floatX`` by default); ``retstep=True`` also returns the spacing.
 
     >>> import arignote.tensor as pt
@@ -183,7 +204,7 @@ def linspace(
     dtype = config.floatX if dtype is None else dtype
     start = cast(as_tensor_variable(start), "float64")
     stop = cast(as_tensor_variable(stop), "float64")
-    num = _as_length(num, "linspace: num")
+    num = _linspace_num(num)
     static_num = _static_int(num)
     if static_num is not None and static_num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {static_num}")

@@ -43,6 +43,7 @@ from arignote.tensor.reductions import sum as _sum
 from arignote.tensor.reductions import var as _var
 from arignote.tensor.searching import nonzero as _nonzero
 from arignote.tensor.shape import flatten as _flatten
+from arignote.tensor.shape import get_vector_length as _get_vector_length
 from arignote.tensor.shape import reshape as _reshape
 from arignote.tensor.shape import shape as _shape
 from arignote.tensor.sort import argsort as _argsort
@@ -209,10 +210,24 @@ class _tensor_py_operators:
         )
 
     def __iter__(self) -> Any:
-        raise TypeError(
-            f"Cannot iterate over the symbolic {self}: its length is only known when it is "
-            "computed. Index it (x[i]) or use arignote.scan."
-        )
+        """Iterate over the first axis when its length is known before running:
+        ``a, b = pt.tensor("v", shape=(2,))``, ``rows, cols = x.shape``. An unknown length
+        (or a 0-d tensor) is an error."""
+        if self.type.ndim == 0:
+            raise TypeError(f"Cannot iterate over the 0-d symbolic {self} (Type {self.type})")
+        length = self.type.shape[0]
+        if length is None and self.type.ndim == 1:
+            try:
+                length = _get_vector_length(self)
+            except ValueError:
+                length = None
+        if length is None:
+            raise TypeError(
+                f"Cannot iterate over the symbolic {self} (Type {self.type}): the length of its "
+                "first axis is only known when it is computed. Give it a static shape "
+                "(pt.tensor(shape=(2,)), pt.specify_shape), index it (x[i]) or use arignote.scan."
+            )
+        return (self[i] for i in range(length))
 
     def __len__(self) -> int:
         raise TypeError(f"len() of the symbolic {self} is unknown; use x.shape[0]")

@@ -485,7 +485,7 @@ def test_on_unused_input(xy):
         function([x, y], x * 2)
     # an input only its own update uses is used
     acc = pt.dscalar("acc")
-    function([In(acc, value=0.0, update=acc + 1), x], x * 2)
+    function([In(acc, update=acc + 1), x], x * 2)
 
 
 # -- trust_input --------------------------------------------------------------------------
@@ -559,15 +559,16 @@ def test_copy():
 def test_copy_share_memory_shares_input_containers():
     x = pt.dscalar("x")
     acc = pt.dscalar("acc")
-    f = function([In(acc, value=0.0, update=acc + x), x], acc)
-    f(x=1.0)
+    f = function([In(acc, update=acc + x), x], acc)
+    f(0.0, 1.0)
     shared_copy = f.copy(share_memory=True)
     own_copy = f.copy()
-    assert float(shared_copy(x=1.0)) == 1.0
-    assert float(f(x=1.0)) == 2.0  # f sees the state its copy left
-    assert float(own_copy(x=1.0)) == 1.0  # a copy of the state at copy time, then its own
-    assert float(own_copy(x=1.0)) == 2.0
-    assert float(f(x=0.0)) == 3.0
+    assert shared_copy.input_storage[0] is f.input_storage[0]
+    assert own_copy.input_storage[0] is not f.input_storage[0]
+    assert float(own_copy.input_storage[0].value) == 1.0  # a copy of the state at copy time
+    assert float(shared_copy(5.0, 2.0)) == 5.0
+    assert float(f.input_storage[0].value) == 7.0  # f sees the update its copy made
+    assert float(own_copy.input_storage[0].value) == 1.0
 
 
 # -- Variable.eval ------------------------------------------------------------------------

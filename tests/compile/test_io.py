@@ -51,38 +51,31 @@ def test_in_name(v):
         In(v, name=3)
 
 
-def test_in_value_is_a_default():
+def test_in_default_value_is_the_removed_form():
+    # PyTensor 3 removed inputs with default values: value= raises, naming the way out
     x = pt.dscalar("x")
-    f = function([In(x, value=5.0, name="step")], x * 2)
-    assert float(f()) == 10.0
-    assert float(f(1.0)) == 2.0
-    assert float(f(step=3.0)) == 6.0
-    assert float(f()) == 10.0  # the default is back when nothing is given
-    assert not In(x, value=None).has_value  # None: no default, as in PyTensor
+    for value in (5.0, np.zeros(2), "nope"):
+        with pytest.raises(ValueError, match=r"In\(x, value=...\): inputs with default values were removed"):
+            In(x, value=value)
+    with pytest.raises(ValueError, match="arignote.shared"):
+        In(x, value=0.0, update=x + 1)
+    spec = In(x, value=None)  # None: no default, accepted as in PyTensor
+    assert not spec.has_value and spec.value is None
     with pytest.raises(TypeError, match="missing input 0"):
-        function([In(x, value=None)], x)()
+        function([spec], x)()
+    with pytest.raises(TypeError, match="only a shared variable can be an implicit input"):
+        In(x, implicit=True)
 
 
-def test_in_default_is_filtered_and_checked():
-    fx = pt.fscalar("x")
-    out = function([In(fx, value=1.5)], fx * 2)()
-    assert out.dtype == np.float32 and float(out) == 3.0
-    x = pt.dscalar("x")
-    with pytest.raises(TypeError, match="default value of input x is no value of its Type"):
-        function([In(x, value="nope")], x * 2)
-
-
-def test_in_update_keeps_state_between_calls():
+def test_in_update_is_applied_to_the_input_storage():
     x = pt.dscalar("x")
     acc = pt.dscalar("acc")
-    f = function([In(acc, value=0.0, update=acc + x), x], acc)
-    assert [float(f(x=v)) for v in (1.0, 2.0, 3.0)] == [0.0, 1.0, 3.0]
-    # giving the state explicitly sets it; the update continues from there
-    assert float(f(10.0, 1.0)) == 10.0
-    assert float(f(x=0.0)) == 11.0
-    spec = In(acc, value=0.0, update=acc + x)
+    spec = In(acc, update=acc + x)
     assert spec.mutable and spec.borrow  # an input with an update is the function's state
     assert str(spec) == "In(acc <- Add.0)"
+    f = function([spec, x], acc)
+    assert float(f(10.0, 1.0)) == 10.0
+    assert float(f.input_storage[0].value) == 11.0
 
 
 def test_in_update_type_is_checked():

@@ -63,13 +63,17 @@ def test_a_pickled_function_runs_in_a_fresh_process_without_recompiling(tmp_path
     acc = pt.dscalar("acc")
     s = shared(np.arange(3.0), name="s")
     f = function(
-        [x, In(k, value=2.0), In(acc, value=0.0, update=acc + k)],
+        [x, In(k, name="k"), In(acc, update=acc + k)],
         {"scaled": x * k + s, "total": Out(x.sum() + acc, borrow=True)},
         updates={s: s + 1},
         name="pickled",
     )
-    f(np.ones(3))  # some state: s and acc have moved on
-    calls = [((np.ones(3),), {}), ((np.arange(3.0),), {"k": 0.5}), ((), {"x": np.full(3, 2.0), "acc": 10.0})]
+    f(np.ones(3), 2.0, 0.0)  # some state: s and acc's cell have moved on
+    calls = [
+        ((np.ones(3), 2.0, 1.0), {}),
+        ((np.arange(3.0),), {"k": 0.5, "acc": 3.0}),
+        ((), {"x": np.full(3, 2.0), "k": 2.0, "acc": 10.0}),
+    ]
     path = tmp_path / "f.pkl"
     with open(path, "wb") as fh:
         pickle.dump((f, s, calls), fh)

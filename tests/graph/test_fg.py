@@ -190,6 +190,9 @@ def test_missing_input_of_another_type_is_named_with_that_type():
         def make_node(self, a, b):
             return Apply(self, [a, b], [double()])
 
+        def perform(self, node, inputs, output_storage):
+            output_storage[0][0] = float(inputs[0] + inputs[1])
+
     i = integer("counter")
     x = double("x")
     with pytest.raises(MissingInputError, match=r"counter.*int"):
@@ -834,6 +837,9 @@ def test_setup_node_rejects_a_bad_view_map():
 
         def make_node(self, x):
             return Apply(self, [x], [double()])
+
+        def perform(self, node, inputs, output_storage):
+            output_storage[0][0] = inputs[0]
 
     x = double("x")
     with pytest.raises(ValueError, match="view_map"):

@@ -239,15 +239,15 @@ def test_equal_ops_hash_the_same_for_their_lifetime():
 # --- make_node ---------------------------------------------------------------------------
 
 
-def test_make_node_missing_is_not_implemented():
+def test_make_node_missing_is_an_error():
     class Nothing(Op):
         pass
 
     with pytest.raises(
-        NotImplementedError, match="Nothing must define make_node, or the class attributes itypes and otypes"
+        TypeError, match="Nothing must define make_node, or the class attributes itypes and otypes"
     ):
         Nothing().make_node(double())
-    with pytest.raises(NotImplementedError, match="Nothing must define make_node"):
+    with pytest.raises(TypeError, match="Nothing must define make_node"):
         Nothing()(double())
 
 
@@ -255,8 +255,25 @@ def test_itypes_without_otypes_is_not_enough():
     class Half(Op):
         itypes = [double]
 
-    with pytest.raises(NotImplementedError, match="itypes and otypes"):
+    with pytest.raises(TypeError, match="itypes and otypes"):
         Half()(double())
+
+
+def test_an_op_without_perform_cannot_be_applied():
+    class NoPerform(Op):
+        __props__ = ()
+
+        def make_node(self, x):
+            return Apply(self, [x], [double()])
+
+    with pytest.raises(TypeError, match="Can't apply the Op NoPerform: it defines neither perform"):
+        NoPerform()(double())
+
+    class OwnThunk(NoPerform):
+        def make_thunk(self, node, storage_map, compute_map, no_recycling, impl=None):
+            raise AssertionError("not run")
+
+    assert OwnThunk()(double()).owner.op == OwnThunk()  # its own thunk computes it
 
 
 def test_itypes_otypes_default_make_node():
@@ -387,6 +404,9 @@ def test_call_passes_keyword_arguments_to_make_node():
             node = Apply(self, [x], [double()])
             node.tag.scale = scale
             return node
+
+        def perform(self, node, inputs, output_storage):
+            output_storage[0][0] = inputs[0] * node.tag.scale
 
     x = double()
     assert Keyed()(x, scale=3).owner.tag.scale == 3

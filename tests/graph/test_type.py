@@ -136,12 +136,18 @@ def test_subclass_overriding_in_same_class_changes_is_super():
 # --- values -----------------------------------------------------------------------------
 
 
-def test_base_filter_is_abstract_and_names_the_class():
+def test_a_type_without_filter_cannot_be_instantiated():
     class NoFilter(Type):
         pass
 
-    with pytest.raises(NotImplementedError, match="NoFilter must define filter"):
-        NoFilter().filter(1)
+    with pytest.raises(TypeError, match="Can't instantiate the Type NoFilter: it does not define filter"):
+        NoFilter()
+
+    class Sub(NoFilter):
+        def filter(self, data, strict=False, allow_downcast=None):
+            return data
+
+    assert Sub().filter(1) == 1
 
 
 def test_is_valid_value_is_strict_by_default():

@@ -375,6 +375,25 @@ def test_linspace_symbolic_arrays_axis_dtype():
         pt.linspace(0, 1, -1)
 
 
+def test_linspace_num_may_be_float_typed():
+    # PyTensor accepts a float num (5.0, a float scalar) of a whole value
+    out = pt.linspace(-1.0, 3.0, 5.0)
+    assert out.type.shape == (5,)
+    np.testing.assert_allclose(out.eval(), np.linspace(-1.0, 3.0, 5))
+    for num_var in (pt.dscalar("n"), pt.fscalar("n")):
+        out = pt.linspace(0.0, 1.0, num_var, endpoint=False)
+        value = np.asarray(4.0, dtype=num_var.type.dtype)
+        np.testing.assert_allclose(out.eval({num_var: value}), np.linspace(0.0, 1.0, 4, endpoint=False))
+    n = pt.dscalar("n")
+    with pytest.raises(ValueError, match="linspace: num must be a whole number; got array\\(3.7\\)"):
+        pt.linspace(0.0, 1.0, n).eval({n: 3.7})
+    with pytest.raises(ValueError, match="num must be a whole number, got 5.5"):
+        pt.linspace(0, 1, 5.5)
+    with pytest.raises(TypeError, match="num must be a 0-d integer or float, got .* Vector"):
+        pt.linspace(0, 1, pt.dvector("n"))
+    assert pt.extra_ops.linspace is pt.linspace
+
+
 # --- Repeat / repeat -----------------------------------------------------------------------
 
 

@@ -276,6 +276,26 @@ class TestTruthValue:
             list(v)
         with pytest.raises(TypeError, match="Cannot iterate"):
             a, b = v
+        with pytest.raises(TypeError, match="Cannot iterate over the 0-d"):
+            list(pt.dscalar("s"))
+
+    def test_unpacking_a_static_length(self):
+        v = pt.tensor("v", shape=(2,))
+        a, b = v
+        assert a.type.shape == () and a.type.dtype == v.type.dtype
+        value = np.array([3.0, 4.0], dtype=v.type.dtype)
+        assert (float(a.eval({v: value})), float(b.eval({v: value}))) == (3.0, 4.0)
+        with pytest.raises(ValueError, match="not enough values to unpack"):
+            a, b, c = v
+        # the first axis of a tensor of any rank; a shape vector, whose length is its ndim
+        m = pt.tensor("m", shape=(3, None))
+        rows = list(m)
+        assert len(rows) == 3 and rows[2].type.shape == (None,)
+        n_rows, n_cols = pt.dmatrix("x").shape
+        x = n_rows.owner.inputs[0].owner.inputs[0]
+        assert int(n_cols.eval({x: np.zeros((2, 5))})) == 5
+        with pytest.raises(TypeError, match=r"Cannot iterate over the symbolic .*first axis"):
+            list(pt.tensor("w", shape=(None, 2)))
 
 
 # --- layout ------------------------------------------------------------------------------

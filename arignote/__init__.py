@@ -7,8 +7,8 @@ for what is implemented.
 # importing arignote.tensor registers the tensor shared-variable constructor and the
 # tensor rewrite rules
 import arignote.tensor  # noqa: F401
-from arignote._gradient.derivatives import grad
-from arignote.compile import In, Mode, Out, function, get_mode, shared
+from arignote._gradient.derivatives import Lop, Rop, grad, pullback, pushforward
+from arignote.compile import In, Mode, Out, function, get_mode, shared, wrap_py
 from arignote.compile.builders import OpFromGraph
 from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Constant, Variable
@@ -24,6 +24,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Apply",
     "Constant",
+    "Lop",
+    "Rop",
     "In",
     "Mode",
     "Out",
@@ -44,8 +46,11 @@ __all__ = [
     "ifelse",
     "map",
     "pprint",
+    "pullback",
+    "pushforward",
     "pydotprint",
     "reduce",
     "scan",
     "shared",
+    "wrap_py",
 ]

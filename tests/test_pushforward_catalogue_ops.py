@@ -16,6 +16,7 @@ import arignote.scalar as ps
 import arignote.tensor as pt
 from arignote._gradient.ops import ViewOp, grad_clip, grad_scale, zero_grad
 from arignote.compile.builders import OpFromGraph
+from arignote.compile.ops import DeepCopyOp
 from arignote.ifelse import ifelse
 from arignote.printing.print_op import Print
 from arignote.tensor.alloc import Eye, Repeat, RepeatGrad
@@ -471,6 +472,7 @@ def _silent(op: Any, value: Any) -> None:
 
 GRADIENT_OP_CASES: dict[str, list[Builder]] = {
     "arignote._gradient.ops.ViewOp": [unary(lambda x: ViewOp()(x) * x)],
+    "arignote.compile.ops.DeepCopyOp": [unary(lambda x: DeepCopyOp()(x) * x)],
     # zero_grad / grad_scale change the derivative on purpose: both routes see the change,
     # finite differences do not.
     "arignote._gradient.ops.ZeroGrad": [unary(lambda x: zero_grad(x) * x, fd=False)],

@@ -1,16 +1,33 @@
 """Compilation: ``function``, shared variables, modes, profiling and debugging modes."""
 
+from arignote.compile import ops  # noqa: F401  (pytensor.compile.ops, as a submodule attribute)
 from arignote.compile.builders import OpFromGraph
 from arignote.compile.executor import Function
 from arignote.compile.function import function
 from arignote.compile.io import In, Out, SymbolicInput, SymbolicOutput
 from arignote.compile.maker import FunctionMaker, UnusedInputError
 from arignote.compile.mode import FAST_COMPILE, FAST_RUN, Mode, get_default_mode, get_mode, register_mode
+from arignote.compile.ops import (
+    DeepCopyOp,
+    FromFunctionOp,
+    ViewOp,
+    as_op,
+    deep_copy_op,
+    view_op,
+    wrap_py,
+)
 from arignote.compile.rebuild import rebuild_collect_shared
 from arignote.graph.shared import SharedVariable, shared, shared_constructor
 
 __all__ = [
+    "DeepCopyOp",
+    "FromFunctionOp",
     "OpFromGraph",
+    "ViewOp",
+    "as_op",
+    "deep_copy_op",
+    "view_op",
+    "wrap_py",
     "FAST_COMPILE",
     "FAST_RUN",
     "Function",

@@ -25,6 +25,7 @@ A graph is bipartite: a Variable points at the Apply that produced it through ``
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Sequence
 from copy import copy
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ __all__ = [
     "Apply",
     "AtomicVariable",
     "Constant",
+    "FrozenApply",
     "Node",
     "NominalVariable",
     "Variable",
@@ -545,6 +547,77 @@ class Constant(AtomicVariable):
         if len(data) > 20:
             data = data[:10].strip() + " ... " + data[-10:].strip()
         return f"{type(self).__name__}{{{data}}}"
+
+
+class FrozenApply(Apply):
+    """An immutable Apply that exists once per ``(op, inputs, output Types)``.
+
+    Building one with the same Op (equal by ``__props__``), the same inputs and the same
+    output Types returns the existing node, so equal subgraphs built from frozen nodes are
+    one object. Inputs are keyed by identity, except Constants, keyed by value (equal
+    constants give one node). ``inputs`` and ``outputs`` are tuples: the node cannot be
+    rewired. Frozen graphs (:class:`~arignote.graph.fg.FrozenFunctionGraph`) are made of
+    them; they are the graphs Ops can hold and hash.
+
+    >>> from arignote.graph.type import Type
+    >>> from arignote.graph.op import Op
+    >>> class Num(Type):
+    ...     __props__ = ()
+    ...     def filter(self, data, strict=False, allow_downcast=None):
+    ...         return float(data)
+    >>> class Twice(Op):
+    ...     __props__ = ()
+    ...     def make_node(self, x):
+    ...         return Apply(self, [x], [x.type()])
+    ...     def perform(self, node, inputs, output_storage):
+    ...         output_storage[0][0] = 2 * inputs[0]
+    >>> x = NominalVariable(0, Num())
+    >>> a = FrozenApply(Twice(), (x,), (Num(),))
+    >>> a is FrozenApply(Twice(), (x,), (Num(),))
+    True
+    """
+
+    __slots__ = ()
+    # values are weak: a node nobody holds goes, and with it its entry (the key holds only
+    # ids of inputs, which the node itself keeps alive while it exists)
+    _cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+    def __new__(cls, op: Op, inputs: Sequence[Variable], output_types: Sequence[Type]) -> FrozenApply:
+        inputs = tuple(inputs)
+        output_types = tuple(output_types)
+        key = (op, tuple(_frozen_input_key(i) for i in inputs), output_types)
+        try:
+            node = cls._cache.get(key)
+        except TypeError as err:  # an unhashable Op or Type
+            raise TypeError(f"FrozenApply needs a hashable Op and output Types ({op}): {err}") from None
+        if node is None:
+            node = super().__new__(cls)
+            Apply.__init__(node, op, list(inputs), [t() for t in output_types])
+            node.inputs = inputs
+            node.outputs = tuple(node.outputs)
+            cls._cache[key] = node
+        return node
+
+    def __init__(self, op: Op, inputs: Sequence[Variable], output_types: Sequence[Type]):
+        pass  # made once, in __new__
+
+    def __reduce__(self) -> tuple:
+        return (FrozenApply, (self.op, self.inputs, tuple(o.type for o in self.outputs)))
+
+    def clone(self, clone_inner_graph: bool = False) -> FrozenApply:
+        """A frozen node is immutable: it is its own clone."""
+        return self
+
+
+def _frozen_input_key(var: Variable) -> Any:
+    if isinstance(var, Constant):
+        try:
+            key = ("constant", type(var), var.merge_signature())
+            hash(key)
+            return key
+        except (TypeError, NotImplementedError):
+            pass
+    return id(var)
 
 
 # --- graph-wide helpers -----------------------------------------------------------------

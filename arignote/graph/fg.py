@@ -30,17 +30,34 @@ their last client are pruned, new nodes are imported, and attached features are 
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from arignote.graph.basic import Apply, AtomicVariable, Variable, clone_get_equiv
+from arignote.graph.basic import (
+    Apply,
+    AtomicVariable,
+    Constant,
+    FrozenApply,
+    NominalVariable,
+    Variable,
+    clone_get_equiv,
+)
 from arignote.graph.features import AlreadyThere, Feature, ReplaceValidate, _is_noop
 from arignote.graph.op import Op
 from arignote.graph.pickling import variables_order_hint
 from arignote.graph.traversal import general_toposort, graph_inputs, io_toposort
 from arignote.graph.utils import MissingInputError, format_site, gc_paused
 
-__all__ = ["ClientType", "FunctionGraph", "Output"]
+__all__ = [
+    "AbstractFunctionGraph",
+    "ClientType",
+    "FrozenApply",
+    "FrozenFunctionGraph",
+    "FunctionGraph",
+    "NominalVariable",
+    "Output",
+]
 
 ClientType = tuple[Apply, int]
 
@@ -132,6 +149,16 @@ def _client_list(clients: list) -> ClientList:
     out = ClientList()
     out.extend(clients)
     return out
+
+
+class AbstractFunctionGraph(ABC):
+    """What :class:`FunctionGraph` and :class:`FrozenFunctionGraph` share, read-only:
+    ``inputs``, ``outputs``, ``apply_nodes``, ``variables``, ``clients`` and
+    :meth:`toposort`."""
+
+    @abstractmethod
+    def toposort(self) -> Sequence[Apply]:
+        """Every node, each after the nodes it depends on."""
 
 
 class FunctionGraph:
@@ -688,6 +715,10 @@ class FunctionGraph:
 
     # -- copies ---------------------------------------------------------------------------
 
+    def freeze(self) -> FrozenFunctionGraph:
+        """This graph as an immutable, hashable :class:`FrozenFunctionGraph`."""
+        return FrozenFunctionGraph(self.inputs, self.outputs)
+
     def clone(self, check_integrity: bool = True) -> FunctionGraph:
         """A copy of this graph (new nodes and variables) with the same features attached."""
         return self.clone_get_equiv(check_integrity)[0]
@@ -739,6 +770,159 @@ class FunctionGraph:
         features, self._features = self._features, []
         for f in features:
             self.attach_feature(f)
+
+
+AbstractFunctionGraph.register(FunctionGraph)
+
+
+class FrozenFunctionGraph(AbstractFunctionGraph):
+    """An immutable, hashable graph from ``inputs`` to ``outputs`` (for the inner graphs of
+    Ops, and as a cache key).
+
+    The inputs become :class:`~arignote.graph.basic.NominalVariable` ``i`` of each input's
+    Type and every node a :class:`~arignote.graph.basic.FrozenApply`, which exists once per
+    Op, inputs and output Types: two frozen graphs built from graphs that compute the same
+    thing the same way have the very same output objects, so they are equal (and hash
+    alike) by comparing outputs by identity. Constants stay (equal ones give the same
+    node); any other root Variable not among ``inputs`` is an error. :meth:`bind` builds
+    the graph anew on given inputs, :meth:`unfreeze` gives a mutable FunctionGraph.
+
+    >>> import arignote.scalar as ps
+    >>> x, y = ps.float64("x"), ps.float64("y")
+    >>> a = FunctionGraph([x, y], [ps.add(x, y) * 2.0]).freeze()
+    >>> b = FrozenFunctionGraph([y, x], [ps.add(y, x) * 2.0])
+    >>> a == b and hash(a) == hash(b) and a.outputs[0] is b.outputs[0]
+    True
+    >>> [float(v.eval({x: 1.0, y: 2.0})) for v in a.bind([x, y])]
+    [6.0]
+    """
+
+    def __init__(self, inputs: Sequence[Variable], outputs: Sequence[Variable]):
+        inputs = list(inputs)
+        outputs = [outputs] if isinstance(outputs, Variable) else list(outputs)
+        for i, var in enumerate(inputs):
+            if not isinstance(var, Variable) or var.owner is not None:
+                raise TypeError(
+                    f"FrozenFunctionGraph input {i} must be a Variable with no owner, got {var!r}"
+                )
+        if len(set(inputs)) != len(inputs):
+            raise ValueError("FrozenFunctionGraph: an input is given twice")
+        for i, var in enumerate(outputs):
+            if not isinstance(var, Variable):
+                raise TypeError(f"FrozenFunctionGraph output {i} must be a Variable, got {var!r}")
+        frozen: dict[Variable, Variable] = {var: NominalVariable(i, var.type) for i, var in enumerate(inputs)}
+
+        def frozen_of(var: Variable) -> Variable:
+            got = frozen.get(var)
+            if got is None:
+                if not isinstance(var, Constant):
+                    raise MissingInputError(
+                        f"FrozenFunctionGraph: {var} (Type {var.type}) is needed by the outputs but is "
+                        "not among the inputs",
+                        variable=var,
+                    )
+                got = frozen[var] = var
+            return got
+
+        with gc_paused():
+            for node in io_toposort(inputs, outputs):
+                new = FrozenApply(
+                    node.op, tuple(frozen_of(i) for i in node.inputs), tuple(o.type for o in node.outputs)
+                )
+                for old, out in zip(node.outputs, new.outputs):
+                    frozen[old] = out
+        self.inputs: tuple[Variable, ...] = tuple(frozen[i] for i in inputs)
+        self.outputs: tuple[Variable, ...] = tuple(frozen_of(o) for o in outputs)
+        self._order: tuple[Apply, ...] | None = None
+
+    def toposort(self) -> tuple[Apply, ...]:
+        if self._order is None:
+            self._order = tuple(io_toposort(self.inputs, self.outputs))
+        return self._order
+
+    @property
+    def apply_nodes(self) -> frozenset[Apply]:
+        return frozenset(self.toposort())
+
+    @property
+    def variables(self) -> frozenset[Variable]:
+        found = set(self.inputs)
+        for node in self.toposort():
+            found.update(node.inputs)
+            found.update(node.outputs)
+        found.update(self.outputs)
+        return frozenset(found)
+
+    @property
+    def clients(self) -> dict[Variable, list[ClientType]]:
+        """``{variable: [(node, i), ...]}``; each output is used by an ``Output`` node."""
+        clients: dict[Variable, list[ClientType]] = {v: [] for v in self.inputs}
+        for node in self.toposort():
+            for out in node.outputs:
+                clients.setdefault(out, [])
+            for i, inp in enumerate(node.inputs):
+                clients.setdefault(inp, []).append((node, i))
+        for k, out in enumerate(self.outputs):
+            clients.setdefault(out, []).append((Output(k).make_node(out), 0))
+        return clients
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        return (
+            isinstance(other, FrozenFunctionGraph)
+            and len(self.inputs) == len(other.inputs)
+            and all(a is b for a, b in zip(self.inputs, other.inputs))
+            and len(self.outputs) == len(other.outputs)
+            and all(a is b for a, b in zip(self.outputs, other.outputs))
+        )
+
+    def __hash__(self) -> int:
+        return hash((tuple(map(id, self.inputs)), tuple(map(id, self.outputs))))
+
+    def bind(self, replace: Sequence[Variable] | dict[Variable, Variable]) -> list[Variable]:
+        """Fresh (mutable) outputs computed from the given inputs: ``replace`` lists one
+        Variable per input, or maps inputs (the frozen ones) to Variables. Constants are
+        kept; an input not given is a KeyError."""
+        if isinstance(replace, dict):
+            given = dict(replace)
+        else:
+            replace = list(replace)
+            if len(replace) != len(self.inputs):
+                raise ValueError(f"bind: {len(self.inputs)} inputs, got {len(replace)} Variables")
+            given = dict(zip(self.inputs, replace))
+        for var in self.inputs:
+            if var not in given:
+                raise KeyError(f"bind: no Variable given for input {var}")
+        memo: dict[Variable, Variable] = dict(given)
+        for node in self.toposort():
+            args = []
+            for inp in node.inputs:
+                if inp in memo:
+                    args.append(memo[inp])
+                elif isinstance(inp, Constant):
+                    args.append(inp)
+                else:
+                    raise KeyError(f"bind: no Variable given for {inp}")
+            new = node.op.make_node(*args)
+            for old, out in zip(node.outputs, new.outputs):
+                memo[old] = out
+        return [memo.get(o, o) for o in self.outputs]
+
+    def unfreeze(self) -> FunctionGraph:
+        """A mutable FunctionGraph with fresh nodes, on fresh inputs of the same Types."""
+        inputs = [var.type() for var in self.inputs]
+        return FunctionGraph(inputs, self.bind(inputs), clone=False)
+
+    def __reduce__(self) -> tuple:
+        # rebuilt from a mutable copy, so that unpickling interns the nodes again
+        fg = self.unfreeze()
+        return (FrozenFunctionGraph, (fg.inputs, fg.outputs))
+
+    def __str__(self) -> str:
+        return f"FrozenFunctionGraph({', '.join(_expr(o, set(self.inputs)) for o in self.outputs)})"
+
+    __repr__ = __str__
 
 
 def _expr(var: Variable, inputs: set) -> str:

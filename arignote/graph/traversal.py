@@ -16,8 +16,12 @@ from arignote.graph.op import HasInnerGraph
 
 T = TypeVar("T")
 
+#: a node and what it leads to (``None``: nothing), as ``walk``'s expand functions give them
+NodeAndChildren = tuple[T, Iterable[T] | None]
+
 __all__ = [
     "GraphCycleError",
+    "NodeAndChildren",
     "ancestors",
     "apply_ancestors",
     "apply_depends_on",
@@ -29,9 +33,13 @@ __all__ = [
     "io_toposort",
     "orphans_between",
     "toposort",
+    "toposort_with_orderings",
+    "truncated_graph_inputs",
+    "variable_ancestors",
     "variable_depends_on",
     "vars_between",
     "walk",
+    "walk_toposort",
 ]
 
 
@@ -111,6 +119,71 @@ def ancestors(
         owner = var.owner
         if owner is not None and var not in blockers:
             push(owner.inputs)
+
+
+def variable_ancestors(
+    graphs: Variable | Iterable[Variable], blockers: Collection[Variable] | None = None
+) -> Generator[Variable, None, None]:
+    """PyTensor 3's name for :func:`ancestors`: every Variable ``graphs`` depend on
+    (``graphs`` included), not past ``blockers``."""
+    return ancestors(graphs, blockers)
+
+
+def truncated_graph_inputs(
+    outputs: Sequence[Variable], ancestors_to_include: Iterable[Variable] | None = None
+) -> list[Variable]:
+    """The Variables closest to ``outputs`` that suffice to compute them, keeping
+    ``ancestors_to_include`` as inputs.
+
+    Walking up from each output, a Variable in ``ancestors_to_include`` is an input (and the
+    walk goes on above it only to find more of them); a Variable that depends on none of
+    them is an input (the walk stops there) unless it is needed only above an included
+    ancestor; any other Variable is computed from its node's inputs. With no ancestors to
+    include the outputs are their own inputs; included ancestors that the outputs do not
+    depend on are left out. Each Variable is listed once, in the order found by a
+    right-recursive depth-first walk (as PyTensor lists them).
+
+    >>> import arignote.tensor as pt
+    >>> x, y = pt.dscalar("x"), pt.dscalar("y")
+    >>> c = pt.exp(x)
+    >>> out = pt.log(c) + pt.sin(y)
+    >>> truncated_graph_inputs([out], [c])
+    [Sin.0, Exp.0]
+    >>> truncated_graph_inputs([out])
+    [Add.0]
+    """
+    outputs = _as_list(outputs)
+    include = set(ancestors_to_include or ())
+    if not include:
+        return list(dict.fromkeys(outputs))
+    # which Variables depend on an ancestor to include (a dependency first walk)
+    depends: dict[Variable, bool] = {}
+    for node in io_toposort(include, outputs):
+        hit = any(i in include or depends.get(i, False) for i in node.inputs)
+        for out in node.outputs:
+            depends[out] = hit
+    result: dict[Variable, None] = {}
+    seen: set = set()
+    # right-recursive depth first (the last output and the last input first): PyTensor's order
+    stack: list[tuple[Variable, bool]] = [(o, False) for o in outputs]
+    while stack:
+        var, covered = stack.pop()
+        if (var, covered) in seen:
+            continue
+        seen.add((var, covered))
+        if var in include:
+            result[var] = None
+            covered = True
+        elif not depends.get(var, False):
+            if not covered:
+                result[var] = None
+            continue
+        owner = var.owner
+        if owner is not None:
+            stack.extend(
+                (i, covered) for i in owner.inputs if i in include or depends.get(i, False) or not covered
+            )
+    return list(result)
 
 
 def apply_ancestors(
@@ -286,6 +359,25 @@ def _toposort_with_orderings(stop: set, outputs: Iterable[Variable], orderings: 
 
     roots = [o.owner for o in outputs if o.owner is not None and o not in stop]
     return general_toposort(roots, deps)
+
+
+def walk_toposort(graphs: Iterable[T], deps: Callable[[T], Iterable[T] | None]) -> Generator[T, None, None]:
+    """PyTensor 3's generator form of :func:`general_toposort`: every node reachable from
+    ``graphs`` through ``deps``, each after what ``deps`` says it needs."""
+    yield from general_toposort(graphs, deps)
+
+
+def toposort_with_orderings(
+    graphs: Iterable[Variable],
+    *,
+    blockers: Iterable[Variable] | None = None,
+    orderings: dict[Apply, list[Apply]] | None = None,
+) -> Generator[Apply, None, None]:
+    """The Apply nodes between ``blockers`` and ``graphs``, dependencies first, with the
+    extra constraints ``orderings`` (``{node: [nodes that must come before it]}``; how
+    in-place rewrites make a node that overwrites a value run after its other uses)."""
+    stop = set(blockers or ())
+    yield from _toposort_with_orderings(stop, _as_list(graphs), orderings or {})
 
 
 def toposort(

@@ -9,6 +9,7 @@ that re-export too.
 from numpy import e, euler_gamma, inf, nan, pi
 
 from arignote.gradient import grad, hessian, jacobian  # PyTensor has them here too
+from arignote.graph.type import transfer
 from arignote.tensor import (
     basic,
     batching,  # registers how tensors are batched (vectorize_graph)
@@ -51,6 +52,7 @@ from arignote.tensor.sharedvar import TensorSharedVariable
 from arignote.tensor.sort import *
 from arignote.tensor.statistics import *
 from arignote.tensor.type import *
+from arignote.tensor.type_other import NoneConst, none_type_t
 from arignote.tensor.ufuncs import *
 from arignote.tensor.variable import *
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Constant, Variable
@@ -27,6 +28,7 @@ if TYPE_CHECKING:  # the classes are attached to TensorType by arignote.tensor.v
 
 __all__ = [
     "NotScalarConstantError",
+    "TensorLike",
     "ScalarFromTensor",
     "TensorFromScalar",
     "as_tensor",
@@ -40,6 +42,11 @@ __all__ = [
     "scalar_from_tensor",
     "tensor_from_scalar",
 ]
+
+
+#: what :func:`as_tensor_variable` accepts: a Variable, a sequence of them (stacked), or any
+#: array-like value (made a constant); PyTensor 3's annotation for tensor arguments
+TensorLike = Variable | Sequence[Variable] | ArrayLike
 
 
 class NotScalarConstantError(Exception):

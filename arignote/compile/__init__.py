@@ -2,6 +2,7 @@
 
 from arignote.compile import ops  # noqa: F401  (pytensor.compile.ops, as a submodule attribute)
 from arignote.compile.builders import OpFromGraph
+from arignote.compile.debug.monitormode import MonitorMode
 from arignote.compile.executor import Function
 from arignote.compile.function import function
 from arignote.compile.io import In, Out, SymbolicInput, SymbolicOutput
@@ -32,6 +33,7 @@ __all__ = [
     "FAST_RUN",
     "Function",
     "FunctionMaker",
+    "MonitorMode",
     "In",
     "Mode",
     "Out",

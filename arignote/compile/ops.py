@@ -14,7 +14,6 @@ array([5.])
 from __future__ import annotations
 
 import copy
-import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -150,21 +149,16 @@ class FromFunctionOp(Op):
             raise ValueError(f"{self}: grad returned {len(grads)} gradients for {len(inputs)} inputs")
         return grads
 
-    def __reduce__(self) -> tuple:
-        # the decorator rebinds the function's name to this Op: pickle it by that name
+    def __reduce__(self) -> str:
+        # the decorator rebinds the function's name to this Op: pickle stores it as that global
+        # name (pickle finds the module through the instance's __module__, set here)
         module, name = getattr(self.fn, "__module__", None), getattr(self.fn, "__qualname__", "")
         if module is None or "<" in name:
             raise TypeError(
                 f"{self} wraps {self.fn!r}, which is not importable by name: it cannot be pickled"
             )
-        return (_load_by_name, (module, name))
-
-
-def _load_by_name(module: str, qualname: str) -> Any:
-    obj: Any = importlib.import_module(module)
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
-    return obj
+        self.__module__ = module
+        return name
 
 
 def as_op(

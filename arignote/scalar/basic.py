@@ -1088,3 +1088,7 @@ __all__ = [
     if not name.startswith("_") and (isinstance(value, (ScalarOp, ScalarType)) or name in ("cast", "scalar"))
 ]
 __all__ += ["ScalarOp", "FloatUnary", "Cast", "Comparison", "BitwiseOp"]
+# the Op classes too (PyTensor exports them: isinstance(op, ps.Exp), ps.Add(...))
+__all__ += [
+    n for n, v in list(globals().items()) if isinstance(v, type) and issubclass(v, ScalarOp) and n[0] != "_"
+]

@@ -45,6 +45,22 @@ from arignote.scalar.scipy_impl import _Float64Impl, _half
 from arignote.scalar.type import ScalarType, complex_types, get_scalar_type, upcast
 
 __all__ = [
+    "Erf",
+    "Erfc",
+    "Erfcinv",
+    "Erfcx",
+    "Erfinv",
+    "Gamma",
+    "GammaLn",
+    "Log1mexp",
+    "OwensT",
+    "Owens_t",
+    "PolyGamma",
+    "Psi",
+    "Sigmoid",
+    "Softplus",
+    "TriGamma",
+    "betaln",
     "erf",
     "erfc",
     "erfcx",
@@ -362,3 +378,10 @@ class OwensT(_Float64Impl, ScalarOp):
 
 
 owens_t = OwensT(upgrade_to_float_no_complex, name="owens_t")
+Owens_t = OwensT  # PyTensor's name of the class
+
+
+def betaln(a: Any, b: Any) -> Variable:
+    """``log |B(a, b)|`` on scalars: ``gammaln(a) + gammaln(b) - gammaln(a + b)``
+    (``scipy.special.betaln``)."""
+    return sub(add(gammaln(a), gammaln(b)), gammaln(add(a, b)))

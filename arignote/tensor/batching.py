@@ -28,6 +28,7 @@ from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import grad_not_implemented
 from arignote.graph.op import Op
 from arignote.graph.replace import register_value_batching
+from arignote.scalar.type import ScalarType
 from arignote.tensor.alloc import broadcast_batch
 from arignote.tensor.blockwise import Blockwise
 from arignote.tensor.blockwise_grad import _dims, _flat
@@ -154,11 +155,15 @@ class Batched(Op):
         core = self._core_node(inputs)
         outputs = []
         for o in core.outputs:
-            if not isinstance(o.type, TensorType):
+            if isinstance(o.type, TensorType):
+                outputs.append(TensorType(o.type.dtype, (n, *o.type.shape))())
+            elif isinstance(o.type, ScalarType):  # a flag or a count per row: a vector of them
+                outputs.append(TensorType(o.type.dtype, (n,))())
+            else:
                 raise NotImplementedError(
-                    f"Cannot batch {self.core_op}: its output Type {o.type} is not a tensor"
+                    f"Cannot batch {self.core_op}: its output Type {o.type} is neither a tensor nor a "
+                    "scalar, so its rows cannot be stacked"
                 )
-            outputs.append(TensorType(o.type.dtype, (n, *o.type.shape))())
         return Apply(self, list(inputs), outputs)
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
@@ -185,7 +190,7 @@ class Batched(Op):
             if n:
                 cell[0] = np.stack([np.asarray(v) for v in rows[k]]).astype(dtype, copy=False)
                 continue
-            core_shape = core.outputs[k].type.shape
+            core_shape = getattr(core.outputs[k].type, "shape", ())
             if any(s is None for s in core_shape):
                 raise ValueError(
                     f"{self}: an empty batch, and the shape of a row of output {k} is not static"

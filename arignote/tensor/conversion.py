@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike
 from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.op import Op
+from arignote.graph.replace import register_batch_rule
 from arignote.scalar.type import ScalarType, get_scalar_type, python_scalar_dtype
 from arignote.tensor.type import TensorType
 
@@ -315,6 +316,22 @@ class ScalarFromTensor(Op):
         if isinstance(getattr(e, "type", None), TensorType):
             return [scalar_from_tensor(e)]
         return [e]
+
+
+@register_batch_rule(TensorFromScalar, ScalarFromTensor)
+def _batch_scalar_tensor(op: Op, node: Apply, args: list, flags: list) -> list | None:
+    """A batch of scalars is a vector of them, and so is a batch of 0-d tensors: the batched
+    value goes through unchanged (vectorize_graph batches scalar outputs, as of
+    ``optimize.root``'s success flag, into such vectors)."""
+    (value,) = args
+    if not flags[0]:
+        return None
+    value = as_tensor_variable(value)
+    if value.type.ndim != 1:
+        return None
+    if value.type.dtype != node.outputs[0].type.dtype:
+        value = value.astype(node.outputs[0].type.dtype)
+    return [(value, True)]
 
 
 def _scalar_grad(g: Any, s: Variable) -> Any:

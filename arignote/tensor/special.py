@@ -1,4 +1,6 @@
-"""Special functions of whole axes: ``softmax``, ``log_softmax`` (and ``logsumexp``).
+"""Special functions of whole axes: ``softmax``, ``log_softmax`` (and ``logsumexp``); this
+module also gives ``pytensor.tensor.special``'s elementwise ones (``beta``, ``betaln``,
+``poch``, ``factorial``, ``logit``, ``xlogy``, ``xlog1py``: :mod:`arignote.tensor.special_composed`).
 
 Both are stable by construction: the maximum over the axis is subtracted before
 exponentiating, so inputs of 1e3 do not overflow. Infinities and NaNs give what
@@ -28,10 +30,24 @@ from arignote.tensor.elemwise import normalize_axis
 from arignote.tensor.reductions import logsumexp
 from arignote.tensor.reductions import sum as tsum
 from arignote.tensor.shape import _grad_like
+from arignote.tensor.special_composed import beta, betaln, factorial, logit, poch, xlog1py, xlogy
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import exp
 
-__all__ = ["Softmax", "LogSoftmax", "softmax", "log_softmax", "logsumexp"]
+__all__ = [
+    "LogSoftmax",
+    "Softmax",
+    "beta",
+    "betaln",
+    "factorial",
+    "log_softmax",
+    "logit",
+    "logsumexp",
+    "poch",
+    "softmax",
+    "xlog1py",
+    "xlogy",
+]
 
 
 def _axis_prop(axis: Any) -> tuple[int, ...] | None:

@@ -507,3 +507,18 @@ def test_every_op_pickles_and_has_a_name():
         clone = pickle.loads(pickle.dumps(op))
         assert clone == op and hash(clone) == hash(op), op
         assert str(op) and " " not in str(op)
+
+
+def test_op_classes_and_pytensor_aliases_are_exported():
+    import arignote.scalar as scalar_module
+
+    assert isinstance(scalar_module.exp, scalar_module.Exp) and isinstance(
+        scalar_module.add, scalar_module.Add
+    )
+    assert isinstance(scalar_module.gammaln, scalar_module.GammaLn)
+    assert scalar_module.Owens_t is scalar_module.OwensT
+    assert (
+        scalar_module.scalar_maximum is scalar_module.maximum
+        and scalar_module.ScalarMaximum is scalar_module.Maximum
+    )
+    assert scalar_module.scalar_abs is scalar_module.abs and scalar_module.floor_div is scalar_module.int_div

@@ -6,6 +6,8 @@
   ``values`` (copying and comparing values), ``checks`` (the checks after each node) and
   ``rewrites`` (recording rewrites, and comparing with the graph as written at run time);
 * :mod:`~arignote.compile.debug.nanguardmode`: ``NanGuardMode`` (NaN, inf, huge values);
+* :mod:`~arignote.compile.debug.monitormode`: ``MonitorMode`` (your hooks before and after
+  each node);
 * :mod:`~arignote.compile.debug.profiling`: ``ProfileStats``.
 
 ``arignote.compile.debugmode``, ``arignote.compile.nanguardmode`` and

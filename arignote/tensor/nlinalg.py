@@ -12,6 +12,7 @@ defined in its home in :mod:`arignote.tensor.linalg` (``inverse``, ``decompositi
 6.0
 """
 
+from arignote.tensor.linalg.composed import Lstsq, kron, lstsq, tensorinv, tensorsolve
 from arignote.tensor.linalg.decompositions import QR, SVD, Eig, Eigh, eig, eigh, svd
 from arignote.tensor.linalg.decompositions import numpy_qr as qr
 from arignote.tensor.linalg.inverse import (
@@ -49,4 +50,9 @@ __all__ = [
     "slogdet",
     "svd",
     "trace",
+    "Lstsq",
+    "kron",
+    "lstsq",
+    "tensorinv",
+    "tensorsolve",
 ]

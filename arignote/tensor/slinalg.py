@@ -12,6 +12,12 @@ array([[2.        , 0.        ],
        [1.        , 1.41421356]])
 """
 
+from arignote.tensor.linalg.composed import (
+    block_diag,
+    solve_continuous_lyapunov,
+    solve_discrete_lyapunov,
+    solve_sylvester,
+)
 from arignote.tensor.linalg.decompositions import (
     QR,
     Cholesky,
@@ -51,4 +57,8 @@ __all__ = [
     "qr",
     "solve",
     "solve_triangular",
+    "block_diag",
+    "solve_continuous_lyapunov",
+    "solve_discrete_lyapunov",
+    "solve_sylvester",
 ]

@@ -26,6 +26,17 @@ functions wrap them in ``Blockwise`` for stacks.
 array([0.5 , 0.25])
 """
 
+from arignote.tensor.linalg.composed import (
+    Lstsq,
+    block_diag,
+    kron,
+    lstsq,
+    solve_continuous_lyapunov,
+    solve_discrete_lyapunov,
+    solve_sylvester,
+    tensorinv,
+    tensorsolve,
+)
 from arignote.tensor.linalg.decompositions import (
     QR,
     SVD,
@@ -97,4 +108,13 @@ __all__ = [
     "solve_triangular",
     "svd",
     "trace",
+    "Lstsq",
+    "block_diag",
+    "kron",
+    "lstsq",
+    "solve_continuous_lyapunov",
+    "solve_discrete_lyapunov",
+    "solve_sylvester",
+    "tensorinv",
+    "tensorsolve",
 ]

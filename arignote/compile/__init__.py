@@ -7,7 +7,24 @@ from arignote.compile.executor import Function
 from arignote.compile.function import function
 from arignote.compile.io import In, Out, SymbolicInput, SymbolicOutput
 from arignote.compile.maker import FunctionMaker, UnusedInputError
-from arignote.compile.mode import FAST_COMPILE, FAST_RUN, Mode, get_default_mode, get_mode, register_mode
+from arignote.compile.mode import (
+    FAST_COMPILE,
+    FAST_RUN,
+    OPT_FAST_COMPILE,
+    OPT_FAST_RUN,
+    OPT_MERGE,
+    OPT_NONE,
+    Mode,
+    get_default_mode,
+    get_mode,
+    optdb,
+    predefined_linkers,
+    predefined_modes,
+    predefined_optimizers,
+    register_linker,
+    register_mode,
+    register_optimizer,
+)
 from arignote.compile.ops import (
     DeepCopyOp,
     FromFunctionOp,
@@ -17,6 +34,7 @@ from arignote.compile.ops import (
     view_op,
     wrap_py,
 )
+from arignote.compile.profiling import ProfileStats
 from arignote.compile.rebuild import rebuild_collect_shared
 from arignote.graph.shared import SharedVariable, shared, shared_constructor
 
@@ -33,6 +51,17 @@ __all__ = [
     "FAST_RUN",
     "Function",
     "FunctionMaker",
+    "OPT_FAST_COMPILE",
+    "OPT_FAST_RUN",
+    "OPT_MERGE",
+    "OPT_NONE",
+    "ProfileStats",
+    "optdb",
+    "predefined_linkers",
+    "predefined_modes",
+    "predefined_optimizers",
+    "register_linker",
+    "register_optimizer",
     "MonitorMode",
     "In",
     "Mode",

@@ -73,6 +73,9 @@ __all__ = [
     "register_mode",
     "predefined_modes",
     "predefined_linkers",
+    "predefined_optimizers",
+    "register_linker",
+    "register_optimizer",
 ]
 
 #: A pass: rewrites the FunctionGraph in place; the query says which rules may run.
@@ -481,6 +484,29 @@ predefined_modes: dict[str, Any] = {
     "PYTHON": FAST_RUN,
     "NUMBA": NUMBA,
 }
+
+
+#: the optimizers ``Mode(optimizer=name)`` knows, by name (PyTensor's name for the table)
+predefined_optimizers = _OPTIMIZERS
+
+
+def register_linker(name: str, linker: Any) -> None:
+    """Make ``linker`` available as ``Mode(linker=name)``."""
+    if name in predefined_linkers:
+        raise ValueError(f"Linker {name!r} is already registered")
+    predefined_linkers[name] = linker
+
+
+def register_optimizer(name: str, opt: Any) -> None:
+    """Make ``opt`` (a RewriteQuery or PyTensor's RewriteDatabaseQuery) available as
+    ``Mode(optimizer=name)``."""
+    if name in _OPTIMIZERS:
+        raise ValueError(f"Optimizer {name!r} is already registered")
+    if isinstance(opt, RewriteDatabaseQuery):
+        opt = RewriteQuery.from_database_query(opt)
+    if not isinstance(opt, RewriteQuery):
+        raise TypeError(f"register_optimizer needs a RewriteQuery or RewriteDatabaseQuery, got {opt!r}")
+    _OPTIMIZERS[name] = opt
 
 
 def register_mode(name: str, mode: Any) -> None:

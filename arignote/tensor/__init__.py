@@ -12,8 +12,9 @@ from arignote.gradient import grad, hessian, jacobian  # PyTensor has them here 
 from arignote.graph.type import transfer
 from arignote.tensor import (
     basic,
-    batching,  # registers how tensors are batched (vectorize_graph)
+    batching,
     blas,
+    exceptions,  # registers how tensors are batched (vectorize_graph)
     extra_ops,
     linalg,
     math,

@@ -28,6 +28,15 @@ from arignote.tensor.linalg.decompositions import (
     eigvalsh,
     qr,
 )
+from arignote.tensor.linalg.lu import (
+    LU,
+    LUFactor,
+    PivotToPermutations,
+    lu,
+    lu_factor,
+    lu_solve,
+    pivot_to_permutation,
+)
 from arignote.tensor.linalg.matrix_functions import Expm, expm
 from arignote.tensor.linalg.solve import (
     CholeskySolve,
@@ -61,4 +70,11 @@ __all__ = [
     "solve_continuous_lyapunov",
     "solve_discrete_lyapunov",
     "solve_sylvester",
+    "LU",
+    "LUFactor",
+    "PivotToPermutations",
+    "lu",
+    "lu_factor",
+    "lu_solve",
+    "pivot_to_permutation",
 ]

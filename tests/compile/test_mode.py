@@ -244,3 +244,32 @@ def test_a_stage_outside_the_pipeline_runs_its_registered_rules(registry):
     f = function([x], log(exp(x)), mode=Mode(optimizer=RewriteQuery(stages=("my_stage",))))
     assert not any("Log" in op for op in _ops(f))
     assert set(f.maker.rewrite_timings) == {"my_stage"}
+
+
+def test_register_linker_and_optimizer_by_name():
+    import numpy as np
+
+    import arignote
+    import arignote.compile as compile_module
+    import arignote.tensor as pt
+    from arignote.compile.mode import _OPTIMIZERS
+    from arignote.graph.rewriting.db import RewriteDatabaseQuery
+    from arignote.link.vm import VMLinker
+
+    compile_module.register_linker("test_vm_nogc", VMLinker(allow_gc=False))
+    compile_module.register_optimizer("test_merge_only", RewriteDatabaseQuery(include=["merge"]))
+    try:
+        mode = compile_module.Mode(linker="test_vm_nogc", optimizer="test_merge_only")
+        assert mode.linker.allow_gc is False
+        x = pt.dvector("x")
+        assert np.allclose(arignote.function([x], pt.exp(x), mode=mode)(np.zeros(2)), 1.0)
+        with pytest.raises(ValueError, match="already registered"):
+            compile_module.register_linker("test_vm_nogc", VMLinker())
+        with pytest.raises(ValueError, match="already registered"):
+            compile_module.register_optimizer("fast_run", compile_module.OPT_FAST_RUN)
+        with pytest.raises(TypeError, match="needs a RewriteQuery"):
+            compile_module.register_optimizer("bad", "fast_run")
+        assert compile_module.predefined_optimizers is _OPTIMIZERS
+    finally:
+        compile_module.predefined_linkers.pop("test_vm_nogc", None)
+        _OPTIMIZERS.pop("test_merge_only", None)

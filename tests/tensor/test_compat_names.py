@@ -47,3 +47,11 @@ def test_none_const():
     assert pt.NoneConst.data is None and pt.NoneConst.type == pt.none_type_t
     with pytest.raises(TypeError, match="only holds None"):
         pt.none_type_t.filter(0)
+
+
+def test_exceptions_module_and_values_eq_approx_always_true():
+    assert pt.exceptions.NotScalarConstantError is pt.NotScalarConstantError
+    with pytest.raises(pt.exceptions.NotScalarConstantError):
+        pt.get_underlying_scalar_constant_value(pt.dscalar("x"))
+    assert issubclass(pt.exceptions.ShapeError, ValueError)
+    assert pt.values_eq_approx_always_true(np.zeros(2), np.array([np.nan, 1.0])) is True

@@ -62,6 +62,15 @@ from arignote.tensor.linalg.inverse import (
     pinv,
     slogdet,
 )
+from arignote.tensor.linalg.lu import (
+    LU,
+    LUFactor,
+    PivotToPermutations,
+    lu,
+    lu_factor,
+    lu_solve,
+    pivot_to_permutation,
+)
 from arignote.tensor.linalg.matrix_functions import Expm, expm, matrix_dot, matrix_power, norm, trace
 from arignote.tensor.linalg.solve import (
     CholeskySolve,
@@ -117,4 +126,11 @@ __all__ = [
     "solve_sylvester",
     "tensorinv",
     "tensorsolve",
+    "LU",
+    "LUFactor",
+    "PivotToPermutations",
+    "lu",
+    "lu_factor",
+    "lu_solve",
+    "pivot_to_permutation",
 ]

@@ -35,7 +35,7 @@ OTHER_BACKENDS: list[tuple[str, set[str], str]] = [
     (
         "pytensor.compile",
         {"NUMBA"},
-        "the Numba tier (compiled kernels) is not built yet; it is a mode of its own when it is",
+        "the Numba tier runs inside FAST_RUN (compiled kernels), not as a mode of its own",
     ),
 ]
 

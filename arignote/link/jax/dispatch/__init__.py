@@ -7,10 +7,12 @@ inner-graph Ops (``IfElse``, ``OpFromGraph``, ``Scan`` have JAX functions here t
 from arignote.link.jax.dispatch import (  # noqa: F401  (imported for their registrations)
     blockwise,
     builders,
+    compile_ops,
     elemwise,
     extra_ops,
     graph,
     ifelse,
+    linalg_lu,
     math,
     nlinalg,
     optimize,

@@ -25,6 +25,7 @@ array([[2., 2.],
        [4., 4.]])
 """
 
+from arignote.sparse import rewriting  # noqa: F401 - registers the sparse rewrites
 from arignote.sparse.basic import *  # noqa: F403
 from arignote.sparse.basic import __all__ as _basic
 from arignote.sparse.sharedvar import SparseTensorSharedVariable, shared, sparse_constructor

@@ -295,6 +295,27 @@ def measure(w: Workload, opts: argparse.Namespace) -> list[dict]:
             "call_s": _per_call(hand_call, n, opts.repeats),
         }
     )
+    # the same, with the results brought to the host as NumPy arrays (what arignote's
+    # default, NumPy outputs, costs on top: the fair peer of the "arignote" row)
+    if w.state:
+
+        def hand_host_call() -> Any:
+            value, state["params"] = step(state["params"], *args)
+            return jax.device_get(value)
+
+    else:
+
+        def hand_host_call() -> Any:
+            return jax.device_get(fn(*args))
+
+    records.append(
+        {
+            "workload": w.name,
+            "impl": "jax_host",
+            "compile_s": jax_compile,
+            "call_s": _per_call(hand_host_call, n, opts.repeats),
+        }
+    )
 
     for impl, mode in (
         ("arignote", get_mode("JAX")),

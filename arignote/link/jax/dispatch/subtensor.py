@@ -152,6 +152,24 @@ def _single_mask_where(idx_list: Sequence[Any], node: Apply) -> Callable[..., An
     return where
 
 
+def _set_last_wins(x: Any, i: Any, y: Any) -> Any:
+    """``x[i] = y`` where a place written more than once keeps the last write, as NumPy's.
+
+    JAX applies repeated updates of one scatter in any order (on a GPU they race), so the
+    last write of each place is found first (a scatter-max of the writes' positions, which
+    is order-free) and only it is added, onto places first set to zero (-0.0: adding it
+    changes no value, signed zeros included)."""
+    part = x[i]
+    y = jnp.broadcast_to(y, part.shape)
+    pos = jnp.arange(part.size, dtype=jnp.int32).reshape(part.shape)
+    last = jnp.full(x.shape, -1, dtype=jnp.int32).at[i].max(pos)
+    winner = last[i] == pos
+    if x.dtype == jnp.bool_:
+        return x.at[i].set(False).at[i].max(jnp.where(winner, y, False))
+    zero = jnp.array(-0.0 if jnp.issubdtype(x.dtype, jnp.inexact) else 0, dtype=x.dtype)
+    return x.at[i].set(zero).at[i].add(jnp.where(winner, y, zero))
+
+
 def _writer(
     op: Any, node: Apply, idx_list: Sequence[Any], set_instead_of_inc: bool, ignore_duplicates: bool = False
 ) -> Callable[..., Any]:
@@ -170,9 +188,9 @@ def _writer(
             ) from None
         y = as_dtype(y, x.dtype)
         if set_instead_of_inc:
-            return x.at[i].set(y)
+            return _set_last_wins(x, i, y)
         if ignore_duplicates:  # the last write to a repeated place wins, as NumPy's x[i] += y
-            return x.at[i].set(x[i] + y)
+            return _set_last_wins(x, i, x[i] + y)
         return x.at[i].add(y)  # repeated places accumulate (numpy.add.at)
 
     return write
@@ -199,6 +217,6 @@ def _advanced_inc_subtensor1(
     def write_rows(x: Any, y: Any, i: Any) -> Any:
         x = jnp.asarray(x)
         y = as_dtype(y, x.dtype)
-        return x.at[i].set(y) if set_instead_of_inc else x.at[i].add(y)
+        return _set_last_wins(x, i, y) if set_instead_of_inc else x.at[i].add(y)
 
     return write_rows

@@ -631,7 +631,11 @@ def test_reduction_values_and_static_shapes(name: str, dtype: str, axis: Any, ke
     fn, ref_fn = REDUCTIONS[name]
     x = tensor(dtype, (2, None, 4))
     out = fn(x, axis=axis, keepdims=keepdims)
-    value = sample(dtype, (2, 3, 4), -3, 3)
+    # (a product of 24 values up to 3 in size overflows float16 where the float64 reference
+    # does not; the values are drawn from the module's generator, so which draw a test gets
+    # depends on the order tests run in)
+    bound = 1.5 if name == "prod" else 3
+    value = sample(dtype, (2, 3, 4), -bound, bound)
     axes = tuple(range(3)) if axis is None else tuple(a % 3 for a in np.atleast_1d(axis).tolist())
     if keepdims:
         static = tuple(1 if d in axes else s for d, s in enumerate(x.type.shape))

@@ -54,25 +54,16 @@ def _update(target: Any, prod: Any, beta: Any) -> Any:
 
 
 @jax_funcify.register(Gemm)
-def _funcify_gemm(op: Gemm, node: Apply | None = None, **kwargs: Any) -> Callable:
+@jax_funcify.register(Gemv)
+def _funcify_gemm(op: Gemm | Gemv, node: Apply | None = None, **kwargs: Any) -> Callable:
+    """``beta * target + alpha * dot(a, b)``: Gemm's (matrix ``b``) and Gemv's (vector)."""
     dtype = _out_dtype(node)
 
-    def gemm(z: Any, alpha: Any, x: Any, y: Any, beta: Any) -> Any:
-        prod = jnp.dot(jnp.asarray(x, dtype=dtype), jnp.asarray(y, dtype=dtype)) * jnp.asarray(alpha, dtype)
-        return _update(jnp.asarray(z, dtype), prod, jnp.asarray(beta, dtype))
+    def gemm(target: Any, alpha: Any, a: Any, b: Any, beta: Any) -> Any:
+        prod = jnp.dot(jnp.asarray(a, dtype=dtype), jnp.asarray(b, dtype=dtype)) * jnp.asarray(alpha, dtype)
+        return _update(jnp.asarray(target, dtype), prod, jnp.asarray(beta, dtype))
 
     return gemm
-
-
-@jax_funcify.register(Gemv)
-def _funcify_gemv(op: Gemv, node: Apply | None = None, **kwargs: Any) -> Callable:
-    dtype = _out_dtype(node)
-
-    def gemv(y: Any, alpha: Any, A: Any, x: Any, beta: Any) -> Any:
-        prod = jnp.dot(jnp.asarray(A, dtype=dtype), jnp.asarray(x, dtype=dtype)) * jnp.asarray(alpha, dtype)
-        return _update(jnp.asarray(y, dtype), prod, jnp.asarray(beta, dtype))
-
-    return gemv
 
 
 @jax_funcify.register(Ger)

@@ -159,6 +159,9 @@ def _set_last_wins(x: Any, i: Any, y: Any) -> Any:
     last write of each place is found first (a scatter-max of the writes' positions, which
     is order-free) and only it is added, onto places first set to zero (-0.0: adding it
     changes no value, signed zeros included)."""
+    entries = i if isinstance(i, tuple) else (i,)
+    if not any(getattr(e, "ndim", 0) > 0 and jnp.issubdtype(e.dtype, jnp.integer) for e in entries):
+        return x.at[i].set(y)  # slices, integers and masks name each place once
     part = x[i]
     y = jnp.broadcast_to(y, part.shape)
     pos = jnp.arange(part.size, dtype=jnp.int32).reshape(part.shape)

@@ -31,7 +31,10 @@ from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import HasInnerGraph, has_own_thunk
 from arignote.graph.utils import format_site
+from arignote.ifelse import IfElse
 from arignote.link.jax.dispatch.basic import jax_funcify
+from arignote.link.jax.dispatch.branches import Location, branch_locations
+from arignote.link.jax.dispatch.ifelse import choose
 
 __all__ = ["JAXNodeError", "funcify_fgraph", "host_computed", "node_label"]
 
@@ -112,7 +115,10 @@ def funcify_fgraph(
     ins = list(fgraph.inputs if inputs is None else inputs)
     outs = list(fgraph.outputs if outputs is None else outputs)
     nodes = fgraph.toposort()
-    steps: list[tuple[Apply, Callable, tuple, tuple, bool]] = []
+    where = branch_locations(nodes, outs)
+    # the steps of each location (see branches.py): the top level's, and each IfElse
+    # branch's, run inside that branch's function of lax.cond
+    blocks: dict[Location, list[_Step]] = {(): []}
     for node in nodes:
         try:
             fn = jax_funcify(node.op, node=node, **kwargs)
@@ -120,12 +126,29 @@ def funcify_fgraph(
             raise
         except Exception as err:
             raise JAXNodeError(f"No JAX function for {node_label(node)}: {err}", node) from err
-        steps.append((node, fn, tuple(node.inputs), tuple(node.outputs), _host_able(node)))
+        loc = where.get(node, ())
+        branches = None
+        if isinstance(node.op, IfElse) and where:
+            branches = (
+                blocks.setdefault((*loc, (node, 0)), []),
+                blocks.setdefault((*loc, (node, 1)), []),
+            )
+        step = (
+            node,
+            fn,
+            tuple(node.inputs),
+            tuple(node.outputs),
+            _host_able(node) and branches is None,
+            branches,
+        )
+        blocks.setdefault(loc, []).append(step)
+    top = blocks[()]
+    in_set = set(ins)
     constants = {
         v: _constant_value(v)
         for node in nodes
         for v in node.inputs
-        if isinstance(v, Constant) and v not in set(ins)
+        if isinstance(v, Constant) and v not in in_set
     }
     for v in outs:
         if isinstance(v, Constant):
@@ -137,39 +160,74 @@ def funcify_fgraph(
             raise TypeError(f"this graph takes {n_in} input(s), got {len(values)}")
         env: dict[Variable, Any] = dict(constants)
         env.update(zip(ins, values))
-        for node, fn, node_ins, node_outs, host in steps:
-            try:
+        _run(top, env)
+        return tuple(env[v] for v in outs)
+
+    graph_fn.__name__ = "arignote_graph"
+    return graph_fn
+
+
+#: a node's step: (node, its JAX function, inputs, outputs, whether it may be computed on
+#: the host, and for a lazy IfElse the steps of its then and else branches)
+_Step = tuple[Apply, Callable, tuple, tuple, bool, "tuple[list, list] | None"]
+
+
+def _run(block: list[_Step], env: dict[Variable, Any]) -> None:
+    """Run ``block``'s steps, reading and writing the values of ``env``."""
+    for node, fn, node_ins, node_outs, host, branches in block:
+        try:
+            if branches is not None:
+                result = _lazy_ifelse(node, branches, env)
+            else:
                 args = [env[v] for v in node_ins]
                 known = host_computed(node, args) if host else None
                 if known is not None:
                     env.update(zip(node_outs, known))
                     continue
                 result = fn(*args)
-            except JAXNodeError:
-                raise
-            except KeyError as err:
-                if isinstance(err.args[0], Variable):
-                    raise JAXNodeError(
-                        f"{node_label(node)} needs {err.args[0]}, which is not an input of the graph",
-                        node,
-                    ) from None
-                raise _node_error(node, err) from err
-            except Exception as err:
-                raise _node_error(node, err) from err
-            if len(node_outs) == 1:
-                env[node_outs[0]] = result
-            else:
-                if not isinstance(result, tuple | list) or len(result) != len(node_outs):
-                    raise JAXNodeError(
-                        f"The JAX function of {node_label(node)} returned {type(result).__name__}, "
-                        f"expected a tuple of {len(node_outs)} values",
-                        node,
-                    )
-                env.update(zip(node_outs, result))
-        return tuple(env[v] for v in outs)
+        except JAXNodeError:
+            raise
+        except KeyError as err:
+            if isinstance(err.args[0], Variable):
+                raise JAXNodeError(
+                    f"{node_label(node)} needs {err.args[0]}, which is not an input of the graph",
+                    node,
+                ) from None
+            raise _node_error(node, err) from err
+        except Exception as err:
+            raise _node_error(node, err) from err
+        if len(node_outs) == 1:
+            env[node_outs[0]] = result
+        else:
+            if not isinstance(result, tuple | list) or len(result) != len(node_outs):
+                raise JAXNodeError(
+                    f"The JAX function of {node_label(node)} returned {type(result).__name__}, "
+                    f"expected a tuple of {len(node_outs)} values",
+                    node,
+                )
+            env.update(zip(node_outs, result))
 
-    graph_fn.__name__ = "arignote_graph"
-    return graph_fn
+
+def _lazy_ifelse(node: Apply, branches: tuple[list, list], env: dict[Variable, Any]) -> Any:
+    """An IfElse whose branch-only nodes run inside ``lax.cond``'s branch functions. Those
+    nodes' values are used nowhere else (branches.py), so they may go into ``env``."""
+    n = node.op.n_outs
+    then_block, else_block = branches
+
+    def branch(block: list[_Step], values: tuple) -> Callable[[], tuple]:
+        def run() -> tuple:
+            _run(block, env)
+            return tuple(env[v] for v in values)
+
+        return run
+
+    return choose(
+        node.op,
+        node,
+        env[node.inputs[0]],
+        branch(then_block, node.inputs[1 : 1 + n]),
+        branch(else_block, node.inputs[1 + n :]),
+    )
 
 
 def _node_error(node: Apply, err: Exception) -> JAXNodeError:

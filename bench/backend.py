@@ -34,7 +34,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import ensure_repo_importable, importable
+from _common import ensure_repo_importable, environment, importable
 
 N = 1_000_000
 M = 4000
@@ -164,6 +164,7 @@ def main() -> None:
     p.add_argument("--peer-python", default=None)
     p.add_argument("--peer", action="store_true", help="(internal) measure the peers, print JSON")
     p.add_argument("--ops", action="store_true", help="print the per-op costs and exit")
+    p.add_argument("--json", metavar="PATH", help="also write the results and the environment here")
     a = p.parse_args()
     cases = a.cases.split(",")
     if a.ops:
@@ -194,6 +195,10 @@ def main() -> None:
     for case in cases:
         row = {**results.get(case, {}), **peers.get(case, {})}
         print(f"{case:9s} " + "  ".join(f"{k}: {v:7.2f}" for k, v in row.items()))
+    if a.json:
+        merged = {case: {**results.get(case, {}), **peers.get(case, {})} for case in cases}
+        with open(a.json, "w") as fh:
+            json.dump({"meta": {"env": environment(), "calls": a.calls}, "median_ms": merged}, fh, indent=1)
 
 
 if __name__ == "__main__":

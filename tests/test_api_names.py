@@ -183,31 +183,6 @@ INTERNALS: list[tuple[str, set[str], str]] = [
 # Names still to add (this list only shrinks: an entry that exists fails the test).
 NOT_YET: list[tuple[str, set[str], str]] = [
     (
-        "pytensor.tensor.linalg",
-        {
-            "schur",
-            "qz",
-            "ordqz",
-            "solve_discrete_are",
-            "tridiagonal_lu_factor",
-            "tridiagonal_lu_solve",
-        },
-        "Schur and QZ decompositions, the discrete Riccati solver and the tridiagonal LU to add "
-        "(SciPy-backed Ops with pullbacks)",
-    ),
-    (
-        "pytensor.tensor.slinalg",
-        {
-            "QZ",
-            "Schur",
-            "ordqz",
-            "qz",
-            "schur",
-            "solve_discrete_are",
-        },
-        "the same decompositions, and their Op classes",
-    ),
-    (
         "pytensor.scalar",
         {"ScalarLoop", "Grad2F1Loop", "loop"},
         "scalar loops (an Op iterating a scalar graph)",

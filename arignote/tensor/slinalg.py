@@ -38,6 +38,8 @@ from arignote.tensor.linalg.lu import (
     pivot_to_permutation,
 )
 from arignote.tensor.linalg.matrix_functions import Expm, expm
+from arignote.tensor.linalg.riccati import solve_discrete_are
+from arignote.tensor.linalg.schur import QZ, Schur, ordqz, qz, schur
 from arignote.tensor.linalg.solve import (
     CholeskySolve,
     Solve,
@@ -77,4 +79,10 @@ __all__ = [
     "lu_factor",
     "lu_solve",
     "pivot_to_permutation",
+    "QZ",
+    "Schur",
+    "ordqz",
+    "qz",
+    "schur",
+    "solve_discrete_are",
 ]

@@ -13,6 +13,9 @@ broadcast as in NumPy) and has exact gradients (pullbacks) unless noted:
   :func:`cho_solve`
 - inverses and summaries: :func:`inv` (:func:`matrix_inverse`), :func:`pinv`,
   :func:`det`, :func:`slogdet`, :func:`trace`, :func:`norm`
+- Schur forms (SciPy's, no gradient, as in PyTensor): :func:`schur`, :func:`qz`,
+  :func:`ordqz`; the discrete Riccati equation :func:`solve_discrete_are`; the tridiagonal
+  LU factorisation and solve :func:`tridiagonal_lu_factor`, :func:`tridiagonal_lu_solve`
 - products: :func:`expm`, :func:`matrix_power`, :func:`matrix_dot`
 
 The Ops behind them (``Cholesky``, ``Solve``, ``SVD``, ...) act on single matrices; the
@@ -72,6 +75,8 @@ from arignote.tensor.linalg.lu import (
     pivot_to_permutation,
 )
 from arignote.tensor.linalg.matrix_functions import Expm, expm, matrix_dot, matrix_power, norm, trace
+from arignote.tensor.linalg.riccati import SolveDiscreteARE, solve_discrete_are
+from arignote.tensor.linalg.schur import QZ, Schur, ordqz, qz, schur
 from arignote.tensor.linalg.solve import (
     CholeskySolve,
     Solve,
@@ -80,6 +85,12 @@ from arignote.tensor.linalg.solve import (
     cho_solve,
     solve,
     solve_triangular,
+)
+from arignote.tensor.linalg.tridiagonal import (
+    LUFactorTridiagonal,
+    SolveLUFactorTridiagonal,
+    tridiagonal_lu_factor,
+    tridiagonal_lu_solve,
 )
 
 __all__ = [
@@ -133,4 +144,15 @@ __all__ = [
     "lu_factor",
     "lu_solve",
     "pivot_to_permutation",
+    "QZ",
+    "Schur",
+    "SolveDiscreteARE",
+    "LUFactorTridiagonal",
+    "SolveLUFactorTridiagonal",
+    "ordqz",
+    "qz",
+    "schur",
+    "solve_discrete_are",
+    "tridiagonal_lu_factor",
+    "tridiagonal_lu_solve",
 ]

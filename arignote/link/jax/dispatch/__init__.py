@@ -12,6 +12,7 @@ from arignote.link.jax.dispatch import (  # noqa: F401  (imported for their regi
     extra_ops,
     graph,
     ifelse,
+    linalg_host,
     linalg_lu,
     math,
     nlinalg,

@@ -36,6 +36,7 @@ __all__ = [
     "Rewriter",
     "SequentialNodeRewriter",
     "Tracks",
+    "offer_memo",
     "apply_node_rewriters",
     "graph_rewriter",
     "node_rewriter",
@@ -321,6 +322,7 @@ def _rewrite_one(
     if node not in fgraph.apply_nodes:
         return 0
     op = node.op
+    _OFFER[:] = [fgraph, node, {}]
     for rule, instances in rules.for_op(op):
         if instances is not None and not op_matches(op, instances):
             continue
@@ -330,6 +332,7 @@ def _rewrite_one(
         pairs, remove = _as_replacements(rule, node, result)
         if not pairs:
             continue
+        _OFFER[:] = [None, None, {}]  # the graph changes: what was read of it is stale
         if config.trace_rewrites:
             print(f"rewrite {rule.name} ({rule.where}): {node} -> {[str(n) for _, n in pairs]}")
         imported.nodes.clear()
@@ -353,6 +356,20 @@ def _rewrite_one(
                 queued.add(new_node)
         return 1
     return 0
+
+
+#: ``[fgraph, node, memo]`` of the node being offered to the rules (see :func:`offer_memo`)
+_OFFER: list = [None, None, {}]
+
+
+def offer_memo(fgraph: FunctionGraph, node: Apply) -> dict:
+    """A dict that the rules offered ``node`` in turn share, for what they read of the
+    graph around it (two product rules reading the same factors): valid while the engine
+    offers that node, since no rule has changed the graph until one fires. Outside that
+    (a rule called directly), a fresh dict."""
+    if _OFFER[0] is fgraph and _OFFER[1] is node:
+        return _OFFER[2]
+    return {}
 
 
 def _transform(

@@ -836,6 +836,26 @@ class ReadsPart:
         gx = self._inc_op()(_zero_grad(x), output_grads[0], *idx)
         return [_grad_like(gx, x), *rest]
 
+    def pullback_in_pass(
+        self,
+        inputs: Sequence[Variable],
+        outputs: Sequence[Variable],
+        output_grads: Sequence[Variable],
+        wanted: Sequence[bool],
+        memo: dict,
+    ) -> list:
+        """:meth:`pullback`, with one zeros buffer per ``x`` for the whole pass: the
+        gradient of ``x[0] + x[1] + ...`` builds one ``zeros_like(x)``, not one per term."""
+        x, *idx = inputs
+        if not is_float(x) or type(self).pullback is not ReadsPart.pullback:
+            return self.pullback(inputs, outputs, output_grads)
+        key = (ReadsPart, x)
+        zeros = memo.get(key)
+        if zeros is None:
+            zeros = memo[key] = _zero_grad(x)
+        gx = self._inc_op()(zeros, output_grads[0], *idx)
+        return [_grad_like(gx, x), *(disconnected_type() for _ in idx)]
+
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
     ) -> list:

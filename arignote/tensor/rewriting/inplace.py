@@ -2,9 +2,10 @@
 allocating a new output where the :class:`~arignote.graph.destroyhandler.DestroyHandler`
 says nobody else can see the difference.
 
-A chain of ``inc_subtensor`` into one buffer (what the gradient of many indexed terms is)
-then writes every increment into that buffer: linear time and memory instead of a copy of
-the buffer per term. An elementwise node (fused or not) writes each output into an input
+A chain of ``inc_subtensor`` into one buffer (what the gradient of many indexed terms is,
+once its increments at constant places are one vectorized increment and the others a
+chain) then writes every increment into that buffer: linear time and memory instead of a
+copy of the buffer per term. An elementwise node (fused or not) writes each output into an input
 of its dtype and shape that nothing reads afterwards, so a chain of elementwise steps on
 a temporary reuses one buffer instead of allocating one per step.
 
@@ -12,12 +13,13 @@ a temporary reuses one buffer instead of allocating one per step.
 >>> import arignote
 >>> import arignote.tensor as pt
 >>> v = pt.dvector("v")
->>> cost = sum(v[i] * (i + 1) for i in range(4))
->>> f = arignote.function([v], arignote.grad(cost, v))
->>> sum(getattr(n.op, "inplace", False) for n in f.maker.fgraph.toposort())
-4
->>> f(np.zeros(4))
-array([1., 2., 3., 4.])
+>>> i, j = pt.lscalars("i", "j")
+>>> cost = v[i] * 3 + v[j] * 4 + v[0] + v[1] * 2
+>>> f = arignote.function([v, i, j], arignote.grad(cost, v))
+>>> [(type(n.op).__name__, n.op.inplace) for n in f.maker.fgraph.toposort() if hasattr(n.op, "inplace")]
+[('AdvancedIncSubtensor1', True), ('IncSubtensor', True), ('IncSubtensor', True)]
+>>> f(np.zeros(4), 3, 1)
+array([1., 6., 0., 3.])
 
 ``exp(x) * 2 + 1`` is one fused node reading ``x``, a graph input the caller still holds,
 so it allocates its result; on ``exp(x).sum(axis=0)``'s temporary it writes in place:

@@ -147,12 +147,22 @@ def _constant_data(v: Variable, dtype: str) -> np.ndarray | None:
     for an Alloc/fill of one), if it converts exactly; else None."""
     if isinstance(v, Constant):
         data = np.asarray(v.data)
-    else:
-        if v.owner is None:
-            return None
-        data = _uniform_value(v)
-        if data is None:
-            return None
+        if data.size > 16:
+            return _in_dtype(data, dtype)
+        # a small constant is asked about again and again: converted once per dtype
+        seen = v.__dict__.setdefault("_in_dtype", {})
+        if dtype not in seen:
+            seen[dtype] = _in_dtype(data, dtype)
+        return seen[dtype]
+    if v.owner is None:
+        return None
+    data = _uniform_value(v)
+    if data is None:
+        return None
+    return _in_dtype(data, dtype)
+
+
+def _in_dtype(data: np.ndarray, dtype: str) -> np.ndarray | None:
     if data.dtype != dtype:
         if not _converts_exactly(data, dtype):
             return None

@@ -37,6 +37,7 @@ from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import Op
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import register_rewrite
+from arignote.graph.rewriting.engine import offer_memo
 from arignote.scalar import basic as psb
 from arignote.scalar import special as pss
 from arignote.tensor.conversion import constant
@@ -123,11 +124,8 @@ def _const(v: Variable) -> float | None:
     negate = False
     for _ in range(8):
         if isinstance(v, Constant):
-            data = np.asarray(v.data)
-            if data.size != 1 or data.dtype.kind not in "biuf":
-                return None
-            value = float(data.reshape(()))
-            return -value if negate else value
+            value = _constant_value(v)
+            return None if value is None else -value if negate else value
         node = v.owner
         if node is None:
             return None
@@ -141,6 +139,20 @@ def _const(v: Variable) -> float | None:
             return None
         v = node.inputs[0]
     return None
+
+
+def _constant_value(c: Constant) -> float | None:
+    """The one real number a size-1 constant holds (else None), read once per constant:
+    the rules ask about the same constants again and again."""
+    cached = c.__dict__.get("_real_value", _UNREAD)
+    if cached is _UNREAD:
+        data = np.asarray(c.data)
+        cached = float(data.reshape(())) if data.size == 1 and data.dtype.kind in "biuf" else None
+        c.__dict__["_real_value"] = cached
+    return cached
+
+
+_UNREAD = object()
 
 
 def _same(a: Variable, b: Variable, depth: int = 6) -> bool:
@@ -304,9 +316,14 @@ def _finish(new: Variable, old: Variable) -> list[Variable] | None:
 def _might_hold(v: Variable, cls: type) -> bool:
     """Whether the sum ``v`` may have a term computed by ``cls`` (cheap: its inputs, seen
     through negations, are such terms or further sums)."""
+    wanted = (cls, psb.Add, psb.Sub)
     for i in v.owner.inputs:
-        op = _scalar_op(_signed(i)[1])
-        if isinstance(op, (cls, psb.Add, psb.Sub)):
+        op = _scalar_op(i)
+        if op is None:
+            continue  # (a constant, an input, another kind of node)
+        if isinstance(op, wanted) or (
+            isinstance(op, (psb.Neg, psb.Mul)) and isinstance(_scalar_op(_signed(i)[1]), wanted)
+        ):
             return True
     return False
 
@@ -322,7 +339,10 @@ def _rewrite_pair(
     if not isinstance(node.op.scalar_op, (psb.Add, psb.Sub)) or not _might_hold(node.outputs[0], cls):
         return None
     out = node.outputs[0]
-    terms = _terms(out, fgraph)
+    memo = offer_memo(fgraph, node)
+    terms = memo.get("terms", False)
+    if terms is False:  # each sum rule reads the same terms: once per node
+        terms = memo["terms"] = _terms(out, fgraph)
     if terms is None or not any(isinstance(_scalar_op(t), cls) for _, t in terms):
         return None
     for i, (si, ti) in enumerate(terms):
@@ -676,7 +696,11 @@ def _product_rule(
     dtype = out.type.dtype
     if dtype not in _FLOATS or not _is_product(node, dtype) or _absorbed(fgraph, out):
         return None
-    sign, num, den = _factors(out, dtype)
+    memo = offer_memo(fgraph, node)
+    factors = memo.get("factors")
+    if factors is None:  # each product rule reads the same factors: once per node
+        factors = memo["factors"] = _factors(out, dtype)
+    sign, num, den = factors[0], list(factors[1]), list(factors[2])
     if not change(num, den):
         return None
     return _finish(_product_of(sign, num, den, dtype), out)

@@ -15,6 +15,7 @@ from arignote.tensor.conversion import constant
 from arignote.tensor.indexing.advanced import AdvancedIncSubtensor, AdvancedIncSubtensor1
 from arignote.tensor.indexing.basic import IncSubtensor, Subtensor
 from arignote.tensor.indexing.index import is_full_slice
+from arignote.tensor.join import stack
 from arignote.tensor.rewriting.elemwise import elemwise_of
 from arignote.tensor.shape import Shape, Shape_i
 from arignote.tensor.ufuncs import add, second
@@ -119,12 +120,37 @@ def serialize_increments_into_zeros(fgraph: FunctionGraph, node: Apply) -> list[
             others.append(term)
     if not increments or (len(increments) == 1 and not others):
         return None
+    points = [inc for inc in increments if _is_point_increment(inc)] if out.type.ndim == 1 else []
+    if len(points) > 1:
+        values = stack([inc.inputs[1] for inc in points])
+        if values.type.dtype != out.type.dtype:
+            points = []
     if others:
         base = others[0] if len(others) == 1 else add(*others)
         if base.type != out.type:
             return None  # the other terms broadcast up to the output: keep the sum
+    elif len(points) > 1:
+        base = points[0].inputs[0]  # the zeros
     else:
         base = increments.pop(0).outputs[0]
+    if len(points) > 1:
+        # many ``v[k] += a`` at constant places: one vectorized increment (a place named
+        # twice gets both terms, in order), one node instead of a chain of len(points)
+        places = constant(np.array([inc.op.idx_list[0] for inc in points], dtype="int64"))
+        base = AdvancedIncSubtensor1()(base, values, places)
+        taken = set(points)
+        increments = [inc for inc in increments if inc not in taken]
     for inc in increments:
         base = inc.op.make_node(base, *inc.inputs[1:]).outputs[0]
     return [base]
+
+
+def _is_point_increment(node: Apply) -> bool:
+    """Whether ``node`` is ``inc_subtensor(v[k], a)`` of a vector at a constant ``k``."""
+    op = node.op
+    if type(op) is not IncSubtensor or op.set_instead_of_inc or len(node.inputs) != 2:
+        return False
+    (entry,) = op.idx_list if len(op.idx_list) == 1 else (None,)
+    return (
+        isinstance(entry, (int, np.integer)) and not isinstance(entry, bool) and node.inputs[1].type.ndim == 0
+    )

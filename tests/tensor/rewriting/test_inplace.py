@@ -35,16 +35,55 @@ def test_the_rules_track_the_increments():
 
 def test_the_gradient_of_indexed_terms_is_one_chain_written_in_place():
     v = pt.dvector("v")
-    cost = sum(v[i] * (i + 1) for i in range(50))
+    places = [pt.lscalar(f"i{k}") for k in range(50)]  # symbolic: each its own increment
+    cost = sum(v[i] * (k + 1) for k, i in enumerate(places))
     g = arignote.grad(cost, v)
-    f = function([v], g)
+    f = function([v, *places], g)
     incs = _increments(f)
     assert len(incs) == 50 and all(n.op.inplace for n in incs)
     for a, b in itertools.pairwise(incs):  # each increments the previous one's buffer
         assert b.inputs[0] is a.outputs[0]
     value = np.linspace(0.0, 1.0, 50)
-    np.testing.assert_array_equal(f(value), np.arange(1.0, 51.0))
+    args = [value, *[np.int64(k % 7) for k in range(50)]]  # places named several times
+    want = np.zeros(50)
+    np.add.at(want, [k % 7 for k in range(50)], np.arange(1.0, 51.0))
+    np.testing.assert_array_equal(f(*args), want)
+    np.testing.assert_array_equal(f(*args), function([v, *places], g, mode=UNREWRITTEN)(*args))
+
+
+def test_increments_at_constant_places_become_one_vectorized_increment():
+    v = pt.dvector("v")
+    cost = sum(v[i % 40 - 10] * (i + 1) for i in range(50))  # negative places, repeats
+    g = arignote.grad(cost, v)
+    f = function([v], g)
+    (inc,) = _increments(f)
+    assert isinstance(inc.op, AdvancedIncSubtensor1) and inc.op.inplace
+    value = np.linspace(0.0, 1.0, 40)
+    want = np.zeros(40)
+    np.add.at(want, [i % 40 - 10 for i in range(50)], np.arange(1.0, 51.0))
+    np.testing.assert_array_equal(f(value), want)
     np.testing.assert_array_equal(f(value), function([v], g, mode=UNREWRITTEN)(value))
+    with pytest.raises(IndexError):  # a place out of range is still an error
+        f(np.zeros(20))
+
+
+def test_vectorized_increments_keep_the_other_terms_and_dtype():
+    v = pt.fvector("v")
+    w = pt.fvector("w")
+    zeros = pt.zeros_like(v)
+    terms = [
+        pt.inc_subtensor(zeros[1], pt.constant(np.float32(2.0))),
+        pt.inc_subtensor(zeros[-1], w[0]),
+        pt.inc_subtensor(zeros[1], w[1]),
+    ]
+    out = pt.add(*terms, w)  # one sum of all the terms, as a gradient builds it
+    f = function([v, w], out)
+    (inc,) = _increments(f)
+    assert isinstance(inc.op, AdvancedIncSubtensor1)
+    vals = np.zeros(3, "float32"), np.array([1.0, 2.0, 3.0], "float32")
+    got = f(*vals)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, function([v, w], out, mode=UNREWRITTEN)(*vals))
 
 
 def test_serializing_keeps_the_other_terms():

@@ -12,13 +12,19 @@ them through) and ``logistic`` (logp and gradient of a logistic regression, 10,0
 
 For each workload and implementation:
 
-* compile: arignote: ``function(...)`` (rewrites, linking, tracing) plus the first call
-  (XLA's compilation); JAX: ``jax.jit`` plus the first call. Each in a fresh JAX cache
-  state for that function (a new function object).
-* call: the best over ``--repeats`` loops of the mean time of ``--number`` calls, inputs
-  NumPy arrays for both. arignote's default returns NumPy arrays (``np.asarray``, zero-copy
-  on CPU); the ``arignote_device`` row returns device arrays, as the hand-written function
-  does; every call waits for its result (``block_until_ready``).
+* compile: arignote: building the graph (its gradient included), ``function(...)``
+  (rewrites, linking, tracing) and the first call (XLA's compilation); JAX: ``jax.jit``
+  and the first call (tracing, differentiation and XLA's compilation). Each from a new graph or a new function object (nothing cached from an
+  earlier compilation), the best of ``--compile-repeats`` rounds that compile every
+  implementation in turn.
+* call: the best over ``--repeats`` rounds of the mean time of a loop of calls (about
+  20 ms), inputs NumPy arrays for both; each round times every implementation of the
+  workload in turn, so a change of load on a shared machine weighs on all alike.
+  arignote's default returns NumPy arrays (``np.asarray``, zero-copy on CPU); the
+  ``arignote_device`` row returns device arrays, as the hand-written function does; every
+  call waits for its result (``block_until_ready``). The ``arignote_xla`` row calls the
+  program arignote compiled directly, with the arguments it passes it: the graph's cost
+  without arignote's Python (its call overhead is ``arignote_device`` less this row).
 
 The summary row per workload gives arignote's call time over JAX's (target: at most 1.10)
 and arignote's compile time over JAX's (target: at most 1.20). Results are checked equal
@@ -244,111 +250,130 @@ def _block(result: Any) -> Any:
     return jax.block_until_ready(result)
 
 
-def _per_call(call: Callable[[], Any], number: int, repeats: int) -> float:
-    best = float("inf")
+def _interleaved(calls: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
+    """Seconds per call of each of ``calls``: the best over ``repeats`` rounds, each round
+    timing a loop of every implementation in turn, so that a change of the machine's load
+    weighs on all of them alike."""
+    numbers = {name: _calls_for(call) for name, call in calls.items()}
+    best = dict.fromkeys(calls, float("inf"))
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            call()
-        best = min(best, (time.perf_counter() - t0) / number)
+        for name, call in calls.items():
+            n = numbers[name]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                call()
+            best[name] = min(best[name], (time.perf_counter() - t0) / n)
     return best
 
 
-def _calls_for(call: Callable[[], Any], target: float = 0.05) -> int:
+def _calls_for(call: Callable[[], Any], target: float = 0.02) -> int:
     t0 = time.perf_counter()
     call()
     dt = max(time.perf_counter() - t0, 1e-7)
-    return int(min(2000, max(3, target / dt)))
+    return int(min(1000, max(3, target / dt)))
 
 
-def measure(w: Workload, opts: argparse.Namespace) -> list[dict]:
-    records = []
+def _compile_hand(w: Workload) -> tuple[float, Callable, Callable, list]:
+    """jax.jit of a new function object (no trace or compilation cached from an earlier
+    round) and its first call: (seconds, call, call with host results, first results)."""
     args = w.args
-    # hand-written JAX
     t0 = time.perf_counter()
+    step = jax.jit(lambda *a: w.hand(*a))
     if w.state:
-        step = jax.jit(w.hand)
-        params = w.state[0]
-        first = _block(step(params, *args))
+        first = _block(step(w.state[0], *args))
+        seconds = time.perf_counter() - t0
         state = {"params": first[1]}
 
         def hand_call() -> Any:
             value, state["params"] = step(state["params"], *args)
             return _block(value)
 
-        want = [np.asarray(first[0])]
-    else:
-        fn = jax.jit(w.hand)
-        first = _block(fn(*args))
-
-        def hand_call() -> Any:
-            return _block(fn(*args))
-
-        want = [np.asarray(v) for v in first]
-    jax_compile = time.perf_counter() - t0
-    n = _calls_for(hand_call)
-    records.append(
-        {
-            "workload": w.name,
-            "impl": "jax",
-            "compile_s": jax_compile,
-            "call_s": _per_call(hand_call, n, opts.repeats),
-        }
-    )
-    # the same, with the results brought to the host as NumPy arrays (what arignote's
-    # default, NumPy outputs, costs on top: the fair peer of the "arignote" row)
-    if w.state:
-
+        # the same, with the results brought to the host as NumPy arrays (what arignote's
+        # default, NumPy outputs, costs on top: the fair peer of the "arignote" row)
         def hand_host_call() -> Any:
             value, state["params"] = step(state["params"], *args)
             return jax.device_get(value)
 
-    else:
+        return seconds, hand_call, hand_host_call, [np.asarray(first[0])]
+    first = _block(step(*args))
+    seconds = time.perf_counter() - t0
 
-        def hand_host_call() -> Any:
-            return jax.device_get(fn(*args))
+    def plain_call() -> Any:
+        return _block(step(*args))
 
-    records.append(
-        {
-            "workload": w.name,
-            "impl": "jax_host",
-            "compile_s": jax_compile,
-            "call_s": _per_call(hand_host_call, n, opts.repeats),
-        }
-    )
+    def plain_host_call() -> Any:
+        return jax.device_get(step(*args))
 
-    for impl, mode in (
-        ("arignote", get_mode("JAX")),
-        ("arignote_device", Mode(JAXLinker(device_outputs=True), get_mode("JAX").query, name="JAX")),
-    ):
-        t0 = time.perf_counter()
-        ins, outs, updates = w.graph()
-        t_build = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        f = arignote.function(ins, outs, updates=updates, mode=mode)
-        t_function = time.perf_counter() - t0
-        got = _block(f(*args))
-        compile_s = time.perf_counter() - t0
-        got = got if isinstance(got, list) else [got]
-        for a, b in zip(got, want):
-            np.testing.assert_allclose(np.asarray(a), b, rtol=1e-6, atol=1e-9, err_msg=f"{w.name} {impl}")
+    return seconds, plain_call, plain_host_call, [np.asarray(v) for v in first]
 
-        def call(f: Any = f) -> Any:
-            return _block(f(*args))
 
-        n = _calls_for(call)
-        records.append(
-            {
-                "workload": w.name,
-                "impl": impl,
-                "compile_s": compile_s,
-                "function_s": t_function,
-                "build_s": t_build,
-                "call_s": _per_call(call, n, opts.repeats),
-                "nodes": len(f.maker.fgraph.apply_nodes),
-            }
-        )
-    return records
+def _compile_arignote(w: Workload, impl: str, mode: Mode, want: list) -> tuple[dict, Any]:
+    """A new graph, ``function`` and its first call: (the record's figures, the function)."""
+    args = w.args
+    t0 = time.perf_counter()
+    ins, outs, updates = w.graph()
+    t_build = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    f = arignote.function(ins, outs, updates=updates, mode=mode)
+    t_function = time.perf_counter() - t1
+    got = _block(f(*args))
+    compile_s = time.perf_counter() - t0
+    got = got if isinstance(got, list) else [got]
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(np.asarray(a), b, rtol=1e-6, atol=1e-9, err_msg=f"{w.name} {impl}")
+    figures = {"compile_s": compile_s, "function_s": t_function, "build_s": t_build}
+    return figures, f
+
+
+def measure(w: Workload, opts: argparse.Namespace) -> list[dict]:
+    """Compile each implementation ``--compile-repeats`` times, in turn (the best time is
+    kept), then time the calls of the last ones, interleaved."""
+    modes = {
+        "arignote": get_mode("JAX"),
+        "arignote_device": Mode(JAXLinker(device_outputs=True), get_mode("JAX").query, name="JAX"),
+    }
+    records: dict[str, dict] = {
+        impl: {"workload": w.name, "impl": impl, "compile_s": float("inf")}
+        for impl in ("jax", "jax_host", *modes)
+    }
+    calls: dict[str, Callable[[], Any]] = {}
+    args = w.args
+    for _ in range(opts.compile_repeats):
+        seconds, calls["jax"], calls["jax_host"], want = _compile_hand(w)
+        for impl in ("jax", "jax_host"):
+            records[impl]["compile_s"] = min(records[impl]["compile_s"], seconds)
+        for impl, mode in modes.items():
+            figures, f = _compile_arignote(w, impl, mode, want)
+            if figures["compile_s"] < records[impl]["compile_s"]:
+                records[impl].update(figures)
+            records[impl]["nodes"] = len(f.maker.fgraph.apply_nodes)
+            calls[impl] = lambda f=f: _block(f(*args))
+            if impl == "arignote_device":
+                # the compiled XLA program alone, called with the arguments arignote passes
+                # it (the shared variables' values of now): what the graph costs without
+                # arignote's Python around it, to tell the two apart
+                runner = f.vm
+                compiled, fixed = runner._jit(), runner._args()
+                calls["arignote_xla"] = lambda compiled=compiled, fixed=fixed: _block(compiled(*fixed))
+    records["arignote_xla"] = {**records["arignote_device"], "impl": "arignote_xla"}
+    if opts.dump_hlo:
+        _dump_hlo(w, f, opts.dump_hlo)
+    for impl, seconds in _interleaved(calls, opts.repeats).items():
+        records[impl]["call_s"] = seconds
+    return list(records.values())
+
+
+def _dump_hlo(w: Workload, f: Any, folder: str) -> None:
+    """Write the optimised HLO of the hand-written program and of arignote's, as XLA
+    compiled them for this device, to ``folder/<workload>.{jax,arignote}.hlo.txt``."""
+    os.makedirs(folder, exist_ok=True)
+    hand = jax.jit(w.hand)
+    lowered = hand.lower(w.state[0], *w.args) if w.state else hand.lower(*w.args)
+    runner = f.vm
+    programs = {"jax": lowered, "arignote": runner._jit().lower(*runner._args())}
+    for name, program in programs.items():
+        with open(os.path.join(folder, f"{w.name}.{name}.hlo.txt"), "w") as fh:
+            fh.write(program.compile().as_text())
 
 
 def report(records: list[dict]) -> str:
@@ -382,11 +407,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
-    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--repeats", type=int, default=None, help="rounds of call timings")
+    parser.add_argument(
+        "--compile-repeats",
+        type=int,
+        default=3,
+        help="compilations of each implementation (the best is kept)",
+    )
+    parser.add_argument("--dump-hlo", default=None, metavar="DIR", help="write both optimised programs here")
     parser.add_argument("--out", default=None, help="write the records and the environment as JSON here")
     opts = parser.parse_args(argv)
     if opts.repeats is None:
-        opts.repeats = 3 if opts.quick else 7
+        opts.repeats = 3 if opts.quick else 15
     records: list[dict] = []
     for name in opts.workloads.split(","):
         if name not in BUILDERS:

@@ -125,6 +125,7 @@ class Function:
         # A runner whose every output is a fresh array (``vm.fresh_outputs``: the JAX
         # backend's, whose compiled function never returns its inputs' memory) needs none
         self._all_fresh = bool(getattr(vm, "fresh_outputs", False)) and not any(self._borrow)
+        self._fresh_updates = bool(getattr(vm, "fresh_outputs", False))
         fresh = n_out == 1 and (self._all_fresh or _fresh_output(vm, maker.fgraph.outputs[0]))
         self._single_guards = [] if fresh else self._guards
         self._single_out = (
@@ -455,6 +456,10 @@ class Function:
         caller's array, another shared variable's) or another update's is copied."""
         values = [cell[0] for cell in self._update_src]
         dsts = self._update_dst
+        if self._fresh_updates:  # new buffers of the runner (JAX's): they alias nothing
+            for cell, value in zip(dsts, values):
+                cell[0] = value
+            return
         if len(values) * len(self._all_cells) > _FEW_PAIRS:
             self._unalias_updates_many(values)
         else:

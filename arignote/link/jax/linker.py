@@ -193,6 +193,9 @@ class JAXRunner:
         self.static_argnums: tuple[int, ...] = tuple(
             k for k, kind in enumerate(self.kinds) if kind == "static"
         )
+        # outputs copied to the host are copied all at once, where that is a copy (see _off_host)
+        self._async_copies = len(self.host_outputs) > 1
+        self._plan_args()
         self._device_cache: dict[int, tuple[Any, Any]] = {}
         self._jitted: Callable | None = None
         self._settled = False  # whether a call has traced successfully with the current argnums
@@ -226,48 +229,71 @@ class JAXRunner:
     # -- calling ----------------------------------------------------------------------------
 
     def _args(self) -> list[Any]:
-        args = []
+        """The compiled function's arguments: the input cells' values, with generators as
+        keys, static values as Python values, and NumPy values of shared variables as
+        their cached device copies (the inputs needing none of this are passed as they are)."""
+        args = [cell[0] for cell in self.input_cells]
+        if self._plain:
+            return args
         static = self.static_argnums
         cache = self._device_cache
-        for k, cell in enumerate(self.input_cells):
-            value = cell[0]
-            kind = self.kinds[k]
-            if kind == "rng":
+        for k in self._special:
+            value = args[k]
+            if self.kinds[k] == "rng":
                 if isinstance(value, np.random.Generator):
-                    value = generator_to_key(value)
+                    args[k] = generator_to_key(value)
             elif k in static:
-                value = value.item() if hasattr(value, "item") else value
-            elif self.shared[k] and isinstance(value, np.ndarray | np.generic):
+                args[k] = value.item() if hasattr(value, "item") else value
+            elif isinstance(value, np.ndarray | np.generic):  # a shared variable's
                 hit = cache.get(k)
                 if hit is not None and hit[0] is value:
-                    value = hit[1]
+                    args[k] = hit[1]
                 else:
                     device = jax.device_put(value)
                     cache[k] = (value, device)
-                    value = device
-            args.append(value)
+                    args[k] = device
         return args
+
+    def _plan_args(self) -> None:
+        """Which inputs :meth:`_args` must look at (see there), for the current argnums."""
+        self._special = tuple(
+            k
+            for k, kind in enumerate(self.kinds)
+            if kind == "rng" or k in self.static_argnums or self.shared[k]
+        )
+        self._plain = not self._special
 
     def __call__(self) -> None:
         args = self._args()
+        jitted = self._jitted or self._jit()
         try:
-            results = self._jit()(*args)
+            results = jitted(*args)
         except JAXNodeError as err:
             if self._settled or not self.static_candidates or not _shape_error(err):
                 raise
             # the graph needs concrete values of integer inputs (a length): make them static
             self.static_argnums = tuple(sorted({*self.static_argnums, *self.static_candidates}))
+            self._plan_args()
             self._jitted = None
             args = self._args()
             results = self._jit()(*args)
-        self._settled = True
-        if len(self.host_outputs) > 1:
+        if not self._settled:
+            self._settled = True
+            self._async_copies = self._async_copies and _off_host(results[self.host_outputs[0]])
+        if self._async_copies:
             for k in self.host_outputs:
                 copy = getattr(results[k], "copy_to_host_async", None)
                 if copy is not None:
                     copy()
         for cell, value, convert in zip(self.output_cells, results, self.converters):
             cell[0] = value if convert is None else convert(value)
+
+
+def _off_host(value: Any) -> bool:
+    """Whether ``value`` lives on an accelerator: copying outputs to the host there is worth
+    starting early (on the CPU, NumPy reads JAX's buffers in place)."""
+    devices = getattr(value, "devices", None)
+    return devices is not None and any(d.platform != "cpu" for d in devices())
 
 
 def _shape_error(err: BaseException) -> bool:

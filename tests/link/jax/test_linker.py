@@ -112,6 +112,23 @@ def test_shared_updates_stay_on_the_device_across_calls() -> None:
     np.testing.assert_array_equal(again.get_value(), [5.0, 5.0, 5.0])
 
 
+def test_swapping_updates_and_outputs_read_in_place_on_the_cpu() -> None:
+    a, b = arignote.shared(np.zeros(2), name="a"), arignote.shared(np.ones(2), name="b")
+    x = pt.dvector("x")
+    f = arignote.function([x], [a.sum() + x, b * x], updates={a: b, b: a + x}, mode="JAX")
+    s, p = f(np.full(2, 2.0))
+    np.testing.assert_array_equal(s, [2.0, 2.0])
+    np.testing.assert_array_equal(p, [2.0, 2.0])
+    np.testing.assert_array_equal(a.get_value(), [1.0, 1.0])
+    np.testing.assert_array_equal(b.get_value(), [2.0, 2.0])
+    f(np.zeros(2))
+    np.testing.assert_array_equal(a.get_value(), [2.0, 2.0])
+    np.testing.assert_array_equal(b.get_value(), [1.0, 1.0])
+    # NumPy reads CPU buffers in place: no early copies to the host are started there
+    assert f.vm._async_copies is (jax.devices()[0].platform != "cpu")
+    assert not s.flags.writeable  # (a view of JAX's buffer: read-only)
+
+
 def test_read_only_shared_value_is_copied_to_the_device_once() -> None:
     w = arignote.shared(np.arange(4.0), name="w")
     x = pt.dvector("x")

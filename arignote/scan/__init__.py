@@ -3,7 +3,7 @@
 :func:`~arignote.scan.checkpoints.scan_checkpoints` (gradients that recompute segments
 to save memory). The :class:`~arignote.scan.op.Scan` Op runs them."""
 
-from arignote.scan import basic, checkpoints, grad, op, rewriting, utils, views
+from arignote.scan import basic, checkpoints, grad, op, rewriting, utils, vectorize, views
 from arignote.scan.basic import scan
 from arignote.scan.checkpoints import scan_checkpoints
 from arignote.scan.op import Scan
@@ -13,7 +13,7 @@ from arignote.scan.views import foldl, foldr, map, reduce
 # ``arignote.scan`` is this function at the top level (as ``pytensor.scan`` is); its
 # submodules hang on it too, so that ``arignote.scan.basic.scan`` and
 # ``import arignote.scan.op as m`` work through it
-for _module in (basic, checkpoints, grad, op, rewriting, utils, views):
+for _module in (basic, checkpoints, grad, op, rewriting, utils, vectorize, views):
     setattr(scan, _module.__name__.rsplit(".", 1)[1], _module)
 del _module
 

@@ -15,8 +15,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+import arignote.scalar as ps
 import arignote.tensor as pt
 import arignote.tensor.ufuncs as pse
+from arignote.tensor.elemwise import Elemwise
 from tests.test_pushforward_catalogue_harness import (
     Builder,
     Case,
@@ -71,6 +73,12 @@ def sc(fn: Callable[..., Any], *domains: Dom, undefined: tuple = (), seed: int =
         return Case(inputs, values, outs, undefined=[inputs[i] for i in undefined], seed=seed, **kw)
 
     return build
+
+
+def power_loop(n: Any, x: Any, a: Any) -> Any:
+    """``x * a ** n`` by a ScalarLoop of ``x``'s dtype (no derivative, as in PyTensor)."""
+    sx, sa = ps.get_scalar_type(x.dtype)("x"), ps.get_scalar_type(x.dtype)("a")
+    return Elemwise(ps.ScalarLoop(init=[sx], update=[ps.mul(sx, sa)], constant=[sa]))(n, x, a)
 
 
 def as_bool(x: Any) -> Any:
@@ -231,6 +239,17 @@ SCALAR_CASES: dict[str, list[Builder]] = {
     BESSEL + "Kv": [sc(pt.kv, Dom(0.2, 2.0), POS, undefined=(0,), fd_tol=LOOSE)],
     BESSEL + "Kve": [sc(pt.kve, Dom(0.2, 2.0), POS, undefined=(0,), fd_tol=LOOSE)],
     SPECIAL + "OwensT": [sc(pt.owens_t, REAL, REAL, fd_tol=LOOSE)],
+    "arignote.scalar.loop.ScalarLoop": [
+        # the loop's inputs have no derivative; the tangent flows through the sum's other term
+        sc(
+            lambda n, x, a, y: power_loop(n, x, a) + y,
+            Dom(values=[0, 1, 2, 3, 1], dtype="int64"),
+            POS,
+            POS,
+            REAL,
+            undefined=(1, 2),
+        )
+    ],
 }
 
 # The abstract bases of the scalar ops: nothing to build.

@@ -12,6 +12,7 @@ from arignote.scalar.bessel import *  # noqa: F403
 from arignote.scalar.composite import Composite
 from arignote.scalar.hypergeometric import *  # noqa: F403
 from arignote.scalar.incomplete import *  # noqa: F403
+from arignote.scalar.loop import ScalarLoop
 from arignote.scalar.op import *  # noqa: F403
 from arignote.scalar.special import *  # noqa: F403
 from arignote.scalar.type import *  # noqa: F403
@@ -19,6 +20,7 @@ from arignote.scalar.type import ScalarConstant, ScalarType, ScalarVariable, as_
 
 __all__ = [
     "Composite",
+    "ScalarLoop",
     "ScalarMaximum",
     "ScalarMinimum",
     "floor_div",

@@ -19,6 +19,7 @@ from arignote.link.jax.dispatch import (  # noqa: F401  (imported for their regi
     optimize,
     random,
     scalar,
+    scalar_loop,
     scalar_special,
     scan,
     searching,

@@ -191,25 +191,19 @@ INTERNALS: list[tuple[str, set[str], str]] = [
 NOT_YET: list[tuple[str, set[str], str]] = [
     (
         "pytensor.tensor",
-        {"NoneSliceConst", "make_slice", "slicetype", "symbolic", "utils"},
-        "symbolic slices as graph values (arignote's indexing Ops hold slices as properties), "
-        "the symbolic-Op module and tensor.utils",
+        {"symbolic"},
+        "the module of TensorSymbolicOp (PyTensor's base of Ops defined by a symbolic graph)",
     ),
-    ("pytensor.tensor.random", {"rewriting", "variable"}, "the random package's submodules at their paths"),
+    (
+        "pytensor.tensor.random",
+        {"rewriting"},
+        "the random variables' rewrites (lifting size, DimShuffle and indexing through a draw) at their path",
+    ),
     (
         "pytensor",
         {"assumptions", "basic", "misc", "npy_2_compat", "raise_op", "utils"},
-        "top-level submodules at PyTensor's paths (raise_op's Assert is tensor.checks here)",
-    ),
-    (
-        "pytensor.compile",
-        {"PrintCurrentFunctionGraph", "function_dump"},
-        "debugging helpers (a rewrite that prints the graph; pickling a function's arguments)",
-    ),
-    (
-        "pytensor.printing",
-        {"min_informative_str"},
-        "a short printout naming each variable",
+        "top-level submodules at PyTensor's paths (raise_op: PyTensor's Assert and CheckAndRaise; arignote's "
+        "run-time check is tensor.checks.CheckValues)",
     ),
 ]
 

@@ -2,6 +2,7 @@
 
 from arignote.compile import ops  # noqa: F401  (pytensor.compile.ops, as a submodule attribute)
 from arignote.compile.builders import OpFromGraph
+from arignote.compile.debug.dump import PrintCurrentFunctionGraph, function_dump
 from arignote.compile.debug.monitormode import MonitorMode
 from arignote.compile.executor import Function
 from arignote.compile.function import function
@@ -39,6 +40,8 @@ from arignote.compile.rebuild import rebuild_collect_shared
 from arignote.graph.shared import SharedVariable, shared, shared_constructor
 
 __all__ = [
+    "PrintCurrentFunctionGraph",
+    "function_dump",
     "DeepCopyOp",
     "FromFunctionOp",
     "OpFromGraph",

@@ -37,13 +37,14 @@ The modules: ``debug`` (debugprint), ``pretty`` (pprint and its printers), ``dot
 
 # Besides __all__, the other names this module had before it became a package (the
 # private one: what pickles of Print Ops made before refer to)
-from arignote.printing import debug, dot, pretty, print_op
+from arignote.printing import debug, dot, informative, pretty, print_op
 from arignote.printing.debug import *  # noqa: F403
 from arignote.printing.dot import *  # noqa: F403
+from arignote.printing.informative import *  # noqa: F403
 from arignote.printing.pretty import *  # noqa: F403
 from arignote.printing.pretty import greek as greek
 from arignote.printing.pretty import special as special
 from arignote.printing.print_op import *  # noqa: F403
 from arignote.printing.print_op import _print_value as _print_value
 
-__all__ = [*debug.__all__, *dot.__all__, *pretty.__all__, *print_op.__all__]
+__all__ = [*debug.__all__, *dot.__all__, *informative.__all__, *pretty.__all__, *print_op.__all__]

@@ -53,7 +53,7 @@ from arignote.tensor.sharedvar import TensorSharedVariable
 from arignote.tensor.sort import *
 from arignote.tensor.statistics import *
 from arignote.tensor.type import *
-from arignote.tensor.type_other import NoneConst, none_type_t
+from arignote.tensor.type_other import NoneConst, NoneSliceConst, make_slice, none_type_t, slicetype
 from arignote.tensor.ufuncs import *
 from arignote.tensor.variable import *
 

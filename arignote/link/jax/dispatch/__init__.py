@@ -24,6 +24,7 @@ from arignote.link.jax.dispatch import (  # noqa: F401  (imported for their regi
     scan,
     searching,
     signal,
+    slices,
     slinalg,
     sort,
     special,

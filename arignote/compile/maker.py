@@ -84,8 +84,14 @@ class FunctionMaker:
         update_mapping = {n_out + k: fg_inputs.index(v) for k, (v, _) in enumerate(shared_updates)}
         base = n_out + len(shared_updates)
         update_mapping.update({base + k: idx for k, (idx, _) in enumerate(input_updates)})
+        # where the rewrites start by merging, the copy is merged as it is made (cheaper
+        # than copying the duplicates and merging them after)
+        stages = getattr(self.mode.optimizer, "stages_to_run", None)
+        merge = stages is not None and "merge" in stages()
         try:
-            self.fgraph = FunctionGraph(fg_inputs, fg_outputs, clone=True, update_mapping=update_mapping)
+            self.fgraph = FunctionGraph(
+                fg_inputs, fg_outputs, clone=True, update_mapping=update_mapping, merge=merge
+            )
         except MissingInputError as err:
             used = set(ancestors(fg_outputs))  # (an unused input is reported first, as always)
             self._check_unused(explicit, [v in used for v in explicit], on_unused_input)

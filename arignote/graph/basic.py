@@ -658,6 +658,11 @@ def clone_get_equiv(
     :func:`~arignote.graph.replace.clone_replace` works. Inputs are copied when
     ``copy_inputs``; variables with no owner that are not listed inputs (orphans) when
     ``copy_orphans``. Constants are never copied.
+
+    ``merge=True`` (a keyword): the copy is merged as it is made: equal constants become
+    one, and a node with the same Op and (copied) inputs as one already copied is that
+    node (except Ops that overwrite an input): what the merge pass would do, without
+    building the duplicates and replacing them one by one.
     """
     if memo is None:
         memo = {}
@@ -683,16 +688,27 @@ def _clone_get_equiv(
             memo[inp] = inp.clone() if copy_inputs else inp
     stop = list(memo)
     strict = kwargs.get("strict", True)
+    merged = _MergingTable() if kwargs.get("merge") else None
     for node in io_toposort(stop, outputs):
         new_inputs = []
         changed = False
         for inp in node.inputs:
             new = memo.get(inp)
             if new is None:
-                new = memo[inp] = inp.clone() if copy_orphans else inp
+                new = inp.clone() if copy_orphans else inp
+                if merged is not None and isinstance(new, AtomicVariable):
+                    new = merged.constant(new)
+                memo[inp] = new
             if new is not inp and new.type is not inp.type and new.type != inp.type:
                 changed = True
             new_inputs.append(new)
+        if merged is not None:
+            same = merged.node(node.op, new_inputs)
+            if same is not None and all(a.type == b.type for a, b in zip(node.outputs, same.outputs)):
+                memo[node] = same
+                for old_out, new_out in zip(node.outputs, same.outputs):
+                    memo.setdefault(old_out, new_out)
+                continue
         if changed:
             new_node = node.clone_with_new_inputs(
                 new_inputs, strict=strict, clone_inner_graph=clone_inner_graphs
@@ -706,12 +722,53 @@ def _clone_get_equiv(
             if tag is not None and (type(tag) is not Scratchpad or tag.__dict__):
                 new_node._tag = copy(tag)
         memo[node] = new_node
+        if merged is not None:
+            merged.add(new_node)
         for old_out, new_out in zip(node.outputs, new_node.outputs):
             memo.setdefault(old_out, new_out)
     for out in outputs:
         if out not in memo:
             memo[out] = out.clone() if copy_orphans else out
     return memo
+
+
+class _MergingTable:
+    """What a merging copy (``clone_get_equiv(..., merge=True)``) has made: constants by
+    value, nodes by ``(Op, inputs)``, each Op value found once per Op object."""
+
+    def __init__(self) -> None:
+        self.constants: dict = {}
+        self.nodes: dict = {}
+        self.op_rep: dict[int, tuple[Any, Any]] = {}  # id(op) -> (op, representative or None)
+        self.op_values: dict = {}
+
+    def constant(self, var: Variable) -> Variable:
+        try:
+            key = (type(var), var.merge_signature())
+            return self.constants.setdefault(key, var)
+        except (TypeError, NotImplementedError):  # (unhashable: kept apart)
+            return var
+
+    def _key(self, op: Any, inputs: list) -> Any:
+        found = self.op_rep.get(id(op))
+        if found is None:  # (the entry holds ``op``, so its id stays its own)
+            rep = None
+            if not getattr(op, "destroy_map", None):  # two writers of one value never merge
+                try:
+                    rep = self.op_values.setdefault(op, op)
+                except TypeError:
+                    rep = None
+            found = self.op_rep[id(op)] = (op, rep)
+        return None if found[1] is None else (id(found[1]), *inputs)
+
+    def node(self, op: Any, inputs: list) -> Apply | None:
+        key = self._key(op, inputs)
+        return None if key is None else self.nodes.get(key)
+
+    def add(self, node: Apply) -> None:
+        key = self._key(node.op, node.inputs)
+        if key is not None:
+            self.nodes.setdefault(key, node)
 
 
 def equal_computations(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import operator
 import os
 import sys
 from collections.abc import Iterator
@@ -146,9 +147,21 @@ class MetaType(type):
             if not isinstance(props, tuple) or not all(isinstance(p, str) for p in props):
                 raise TypeError(f"{name}.__props__ must be a tuple of attribute names, got {props!r}")
             getters = tuple(props)
+            # read in C: equality and hashing of Ops and Types ask for the props per node
+            if len(getters) > 1:
+                many = operator.attrgetter(*getters)
 
-            def _props(self: Any) -> tuple:
-                return tuple(getattr(self, p) for p in getters)
+                def _props(self: Any) -> tuple:
+                    return many(self)
+            elif getters:
+                one = operator.attrgetter(getters[0])
+
+                def _props(self: Any) -> tuple:
+                    return (one(self),)
+            else:
+
+                def _props(self: Any) -> tuple:
+                    return ()
 
             def _props_dict(self: Any) -> dict:
                 return {p: getattr(self, p) for p in getters}

@@ -84,6 +84,16 @@ class TensorType(Type):
         self.name = name
         self.numpy_dtype = np.dtype(self.dtype)
 
+    # equality and hash spelled out (the same as __props__ gives): types are compared at
+    # every replacement and merge, and this is the hot case
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        return type(other) is type(self) and other.dtype == self.dtype and other.shape == self.shape  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.dtype, self.shape))
+
     # -- properties -----------------------------------------------------------------------
 
     @property

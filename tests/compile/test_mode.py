@@ -273,3 +273,16 @@ def test_register_linker_and_optimizer_by_name():
     finally:
         compile_module.predefined_linkers.pop("test_vm_nogc", None)
         _OPTIMIZERS.pop("test_merge_only", None)
+
+
+def test_the_copy_is_merged_only_where_the_rewrites_merge():
+    x = pt.dvector("x")
+    outs = [pt.exp(x) * 2.0, pt.exp(x) * 2.0]
+    plain = function([x], outs, mode=Mode(optimizer=None))
+    assert len(plain.maker.fgraph.apply_nodes) == 6  # exp, the constant's expand_dims, mul: twice
+    merged = function([x], outs, mode=get_mode("FAST_RUN").excluding("fusion"))
+    assert merged.maker.fgraph.outputs[0] is merged.maker.fgraph.outputs[1]
+    value = np.array([0.0, 1.0])
+    for f in (plain, merged):
+        for out in f(value):
+            np.testing.assert_allclose(out, 2 * np.exp(value))

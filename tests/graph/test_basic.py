@@ -549,6 +549,37 @@ class TestClone:
         assert equiv[x] is not x
         assert equiv[c] is c
 
+    def test_a_merging_copy_makes_equal_constants_and_nodes_one(self):
+        x, y = double("x"), double("y")
+        a = mul(add(x, y), Constant(double, 2.0))
+        b = mul(add(x, y), Constant(double, 2.0))  # the same, built twice
+        c = mul(add(y, x), Constant(double, 3.0))  # different inputs, a different constant
+        equiv = clone_get_equiv([x, y], [a, b, c], merge=True)
+        assert equiv[a] is equiv[b] and equiv[a.owner] is equiv[b.owner]
+        assert equiv[a.owner.inputs[1]] is equiv[b.owner.inputs[1]]  # one constant 2.0
+        assert equiv[c] is not equiv[a]
+        assert equiv[a].eval({equiv[x]: 1.0, equiv[y]: 2.0}) == 6.0
+        assert equiv[c].eval({equiv[x]: 1.0, equiv[y]: 2.0}) == 9.0
+        plain = clone_get_equiv([x, y], [a, b])
+        assert plain[a] is not plain[b]  # merging is asked for, never the default
+
+    def test_a_merging_copy_keeps_two_writers_apart(self):
+        class Overwrite(Op):
+            __props__ = ()
+            destroy_map = {0: [0]}
+
+            def make_node(self, v):
+                return Apply(self, [v], [v.type()])
+
+            def perform(self, node, inputs, outputs):
+                outputs[0][0] = inputs[0]
+
+        x = double("x")
+        a, b = Overwrite()(neg(x)), Overwrite()(neg(x))
+        equiv = clone_get_equiv([x], [a, b], merge=True)
+        assert equiv[a] is not equiv[b]
+        assert equiv[a].owner.inputs[0] is equiv[b].owner.inputs[0]  # the neg is one
+
     def test_constant_inputs_are_never_copied(self):
         c = Constant(double, 2.0)
         w = neg(c)

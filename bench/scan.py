@@ -301,6 +301,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     remote = [lib for lib in ("pytensor", "jax") if lib not in local]
     peer = None
     meta: dict = {"env": environment(), "versions": versions(["arignote", *local])}
+    if importable("jax"):
+        # imported before timing, as the peer interpreter imports its libraries: the
+        # compile times of "arignote-jax" and "jax" both leave out the imports
+        import arignote.link.jax  # noqa: F401
+
+        meta["versions"].setdefault("jax", versions(["jax"])["jax"])
     if remote and args.peer_python:
         peer = PeerProcess(args.peer_python, os.path.abspath(__file__), ["--serve", ",".join(remote)])
         meta["versions"].update((peer.meta or {}).get("versions", {}))

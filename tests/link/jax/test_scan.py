@@ -72,3 +72,59 @@ def test_a_random_generator_state_is_refused() -> None:
     out = op(pt.constant(np.int64(3)), rng)
     with pytest.raises(NotImplementedError, match="random generator"):
         jax_funcify(out.owner.op, node=out.owner)
+
+
+def _with_keep(out, keep: tuple) -> list:
+    """The outputs of ``out``'s Scan node rebuilt with ``keep`` (the last rows only)."""
+    from arignote.graph.traversal import io_toposort
+    from arignote.scan.op import Scan
+
+    (node,) = [n for n in io_toposort([], [out]) if isinstance(n.op, Scan)]
+    op = node.op.with_info(node.op.info.with_keep(keep))
+    return op(*node.inputs, return_list=True)
+
+
+@pytest.mark.parametrize(
+    ("keep", "n", "row"),
+    [((1, 1, 1), 7, 3), ((3, 2, 4), 7, 3), ((5, 1, 9), 3, 3), ((0, 2, 0), 4, 3), ((2, 1, 2), 5, None)],
+)
+def test_kept_last_rows_are_carried_not_stacked(keep, n, row) -> None:
+    """Outputs of which only the last rows are kept are carried as a window through the
+    loop (no row per step is stored), with the values of the reference VM, also when the
+    loop runs fewer steps than the rows kept. (A row that is not a state and whose shape
+    the Type leaves unknown is stacked.)"""
+    x0, w = pt.dvector("x0"), pt.dmatrix("w")
+    seq = pt.tensor("seq", dtype="float64", shape=(None, row))
+    (xs, acc, ys), _ = arignote.scan(
+        lambda s, x, a, w: (pt.tanh(pt.dot(x, w) + s), a + x.sum(), s * 2.0),
+        sequences=[seq],
+        outputs_info=[x0, pt.constant(np.float64(0.0)), None],
+        non_sequences=[w],
+    )
+    outs = _with_keep(xs, keep)
+    vals = [np.linspace(-1, 1, 3), np.eye(3) * 0.5, np.arange(3.0 * n).reshape(n, 3) / 10]
+    same_as_reference([x0, w, seq], outs, vals)
+    f = function([x0, w, seq], outs, mode="JAX")
+    jaxpr = jax.make_jaxpr(f.vm.traced_function())(*vals).jaxpr
+    (scan_eqn,) = [e for e in jaxpr.eqns if e.primitive.name == "scan"]
+    stacked = [v.aval.shape for v in scan_eqn.outvars[scan_eqn.params["num_carry"] :]]
+    whole = sum(1 for k in keep[:2] if not k) + (1 if not keep[2] or row is None else 0)
+    assert len(stacked) == whole  # only the outputs kept whole
+
+
+def test_gradient_through_a_loop_keeps_one_partial_sum() -> None:
+    x, h0, w = pt.dmatrix("x"), pt.dvector("h0"), pt.dmatrix("w")
+    hs, _ = arignote.scan(
+        lambda xt, h, w: pt.tanh(pt.dot(h, w) + xt), sequences=[x], outputs_info=[h0], non_sequences=[w]
+    )
+    cost = (hs**2).sum()
+    g = arignote.grad(cost, [w, h0])
+    rng = np.random.default_rng(3)
+    vals = [rng.normal(size=(20, 3)), rng.normal(size=3), rng.normal(size=(3, 3)) * 0.3]
+    same_as_reference([x, h0, w], [cost, *g], vals)
+    f = function([x, h0, w], [cost, *g], mode="JAX")
+    jaxpr = jax.make_jaxpr(f.vm.traced_function())(*vals).jaxpr
+    scans = [e for e in jaxpr.eqns if e.primitive.name == "scan"]
+    # the weight gradient's partial sums (3 x 3 per step) are never stacked over the steps
+    for e in scans:
+        assert all(v.aval.shape != (20, 3, 3) for v in e.outvars)

@@ -4,7 +4,9 @@ The inner graph becomes the body (its nodes' JAX functions, inlined: XLA compile
 once, not a call per step). The carry holds, for each recurrent output, the last rows its
 taps reach back to; the sequences are sliced once, per tap, to the rows the steps read. The
 outputs are those of :meth:`Scan.perform`: a recurrent output is its initial rows followed by
-one row per step, a nit-sot output one row per step, and ``keep`` leaves the last rows only.
+one row per step, a nit-sot output one row per step, and ``keep`` leaves the last rows only:
+such an output is carried through the loop as a window of its last rows, never stacked
+(the gradient of a weight, summed over the steps, keeps one partial sum, not one per step).
 
 The number of steps decides the outputs' lengths, so it must be static: a constant, a value
 computed from the (static) shapes of the loop's inputs (``x.shape[0] - 1``, what ``scan``
@@ -54,6 +56,13 @@ def _scan(op: Scan, node: Apply | None = None, **kwargs: Any) -> Callable[..., A
     rec_lens = [info.rec_len(j) for j in range(n_rec)]
     fixed_steps = static_input(node, 0)
     dtypes = [o.type.numpy_dtype for o in op.inner_outputs[: n_rec + n_nit]]
+    keep_of = info.keep
+    nit_shapes = [op.inner_outputs[n_rec + m].type.shape for m in range(n_nit)]
+    # outputs carried as a window of their last rows (see scan() below)
+    windowed = [bool(keep_of[j]) and not info.as_while for j in range(n_rec)] + [
+        bool(keep_of[n_rec + m]) and not info.as_while and None not in nit_shapes[m] for m in range(n_nit)
+    ]
+    nit_windowed = [m for m in range(n_nit) if windowed[n_rec + m]]
 
     def steps(n_steps: Any, inputs: tuple) -> int:
         """n_steps: a constant, computed from the inputs' (static) shapes, or concrete."""
@@ -83,33 +92,58 @@ def _scan(op: Scan, node: Apply | None = None, **kwargs: Any) -> Callable[..., A
         for i, s in enumerate(seqs):
             off, _ = info.seq_span(i)
             xs.extend(s[tap + off : tap + off + n] for tap in info.seq_taps[i])
+        # An output of which only the last ``keep`` rows are used is carried as a window of
+        # its last rows, not stacked one row per step (a weight gradient summed over the
+        # steps would otherwise store every partial sum). A recurrent window also holds
+        # what its taps read; a nit-sot window needs the row's shape (static in its Type).
+        sizes = [max(rec_lens[j], keep_of[j]) if windowed[j] else rec_lens[j] for j in range(n_rec)]
+        windows0 = []
+        for j, (init, size) in enumerate(zip(inits, sizes)):
+            pad = size - rec_lens[j]
+            windows0.append(
+                jnp.concatenate([jnp.zeros((pad, *init.shape[1:]), init.dtype), init]) if pad else init
+            )
+        for m in nit_windowed:
+            windows0.append(jnp.zeros((keep_of[n_rec + m], *nit_shapes[m]), dtypes[n_rec + m]))
+        sizes = sizes + [keep_of[n_rec + m] for m in nit_windowed]
+        stacked = [k for k in range(n_rec + n_nit) if not windowed[k]]
 
         def step(carry: tuple, rows: list) -> tuple:
             windows, stopped = carry
-            taps_in = [
-                w[length + tap] for w, length, taps in zip(windows, rec_lens, info.rec_taps) for tap in taps
-            ]
+            taps_in = [w[size + tap] for w, size, taps in zip(windows, sizes, info.rec_taps) for tap in taps]
             outs = body(*rows, *taps_in, *non_seqs)
             new = [jnp.asarray(o).astype(d) for o, d in zip(outs[: n_rec + n_nit], dtypes)]
             if info.as_while:  # after the stop, nothing moves
                 new = [jnp.where(stopped, w[-1], r) for w, r in zip(windows, new[:n_rec])] + new[n_rec:]
-            windows = tuple(jnp.concatenate([w[1:], r[None]]) for w, r in zip(windows, new[:n_rec]))
-            ran = ~stopped
-            if info.as_while:
-                stopped = stopped | jnp.asarray(outs[n_rec + n_nit]).astype(bool)
-            return (windows, stopped), (tuple(new), ran)
+            pushed = [*new[:n_rec], *(new[n_rec + m] for m in nit_windowed)]
+            windows = tuple(
+                r[None] if size == 1 else jnp.concatenate([w[1:], r[None]])
+                for w, r, size in zip(windows, pushed, sizes)
+            )
+            if not info.as_while:
+                return (windows, stopped), tuple(new[k] for k in stacked)
+            stopped_now = stopped | jnp.asarray(outs[n_rec + n_nit]).astype(bool)
+            return (windows, stopped_now), (tuple(new[k] for k in stacked), ~stopped)
 
-        carry0 = (tuple(inits), jnp.bool_(False))
-        _, (rows_out, ran) = jax.lax.scan(step, carry0, xs, length=n)
+        carry0 = (tuple(windows0), jnp.bool_(False))
+        (windows, _), ys = jax.lax.scan(step, carry0, xs, length=n)
         done = n
         if info.as_while:
+            ys, ran = ys
             done = int(np.sum(concrete(ran, node, "the number of steps a while loop runs")))
+        rows_out = dict(zip(stacked, ys))
+        final = dict(zip([*range(n_rec), *(n_rec + m for m in nit_windowed)], windows))
         results = []
-        for j in range(n_rec):
-            full = jnp.concatenate([inits[j], rows_out[j][:done]])
-            results.append(_last_rows(full, info.keep[j]))
-        for m in range(n_nit):
-            results.append(_last_rows(rows_out[n_rec + m][:done], info.keep[n_rec + m]))
+        for k in range(n_rec + n_nit):
+            keep = keep_of[k]
+            if windowed[k]:  # the last rows, from the window
+                size = final[k].shape[0]
+                available = (rec_lens[k] if k < n_rec else 0) + done
+                results.append(final[k][size - min(keep, available) :])
+            elif k < n_rec:
+                results.append(_last_rows(jnp.concatenate([inits[k], rows_out[k][:done]]), keep))
+            else:
+                results.append(_last_rows(rows_out[k][:done], keep))
         return tuple(results) if len(results) > 1 else results[0]
 
     return scan

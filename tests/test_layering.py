@@ -60,6 +60,8 @@ LAYERS: tuple[tuple[str, int], ...] = (
     ("arignote.compile.builders", 8),
     ("arignote.compile._builders_grad", 8),
     ("arignote.compile.*", 7),
+    # pytensor.raise_op's path: a face of tensor.raising (Assert, CheckAndRaise)
+    ("arignote.raise_op", 4),
     ("arignote.ifelse", 8),
     ("arignote.optimize", 8),
     ("arignote.scan*", 8),

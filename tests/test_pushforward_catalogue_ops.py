@@ -26,6 +26,7 @@ from arignote.tensor.checks import CheckValues
 from arignote.tensor.elemwise import CAReduce
 from arignote.tensor.extra_ops import Flip
 from arignote.tensor.products import MatMul
+from arignote.tensor.raising import Assert, CheckAndRaise
 from arignote.tensor.ranges import ARange
 from arignote.tensor.sort import PermuteAlongAxis
 from tests.test_pushforward_catalogue_harness import (
@@ -277,6 +278,17 @@ def _check_values(dtype: str) -> Case:
     return Case([v], [rand(4, dtype=dtype, low=0.5)], [out])
 
 
+def _assert(dtype: str) -> Case:
+    v = T("v", (4,), dtype)
+    return Case([v], [rand(4, dtype=dtype, low=0.5)], [Assert("v must be positive")(v, pt.all(pt.gt(v, 0)))])
+
+
+def _check_and_raise(dtype: str) -> Case:
+    v, w = T("v", (4,), dtype), T("w", (4,), dtype)
+    out = CheckAndRaise(ValueError, "v and w must be positive")(v * w, pt.all(v > 0), pt.all(w > 0))
+    return Case([v, w], [rand(4, dtype=dtype, low=0.5), rand(4, dtype=dtype, low=0.5)], [out])
+
+
 def _searchsorted(dtype: str) -> Case:
     a, q = T("a", (5,), dtype), T("q", (3,), dtype)
     vals = [np.sort(distinct(5, dtype=dtype)), np.asarray([0.1, 1.1, 9.0], dtype)]
@@ -339,6 +351,8 @@ SORT_CASES: dict[str, list[Builder]] = {
     ],
     "arignote.tensor.searching.Bincount": [_bincount],
     "arignote.tensor.checks.CheckValues": [_check_values],
+    "arignote.tensor.raising.Assert": [_assert],
+    "arignote.tensor.raising.CheckAndRaise": [_check_and_raise],
     "arignote.tensor.searching.SearchsortedOp": [_searchsorted],
     "arignote.tensor.searching.Unique": [_unique_flat, _unique_axis],
     "arignote.tensor.index_utils.RavelMultiIndex": [_ravel_multi_index],

@@ -17,6 +17,7 @@ from arignote.link.jax.dispatch import (  # noqa: F401  (imported for their regi
     math,
     nlinalg,
     optimize,
+    raising,
     random,
     scalar,
     scalar_loop,

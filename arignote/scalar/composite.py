@@ -77,6 +77,19 @@ def _compile_source(source: str) -> Any:
     return code
 
 
+#: an n-ary op done pairwise (``("chain", f)``) with more operands than this is one line
+#: calling :func:`_pairwise`, not a statement per pair
+_UNROLLED_CHAIN = 16
+
+
+def _pairwise(fn: Any, args: tuple, out: Any = None) -> Any:
+    """``fn(...fn(fn(a0, a1), a2)..., an)``, the last call writing into ``out`` if given."""
+    acc = args[0]
+    for a in args[1:-1]:
+        acc = fn(acc, a)
+    return fn(acc, args[-1]) if out is None else fn(acc, args[-1], out=out)
+
+
 class Composite(ScalarOp, HasInnerGraph):
     """A scalar op computing ``outputs`` from ``inputs`` through a graph of scalar ops.
 
@@ -345,6 +358,12 @@ class Composite(ScalarOp, HasInnerGraph):
                 call = (
                     f"{callee(spec[1], getattr(spec[1], '__name__', str(node.op)))}({', '.join(args)}{out})"
                 )
+            elif spec[0] == "chain" and len(args) > _UNROLLED_CHAIN:
+                # one line, pairwise in a loop: CPython compiles each line of a body in
+                # ~20 µs, and a 10,000-term sum would be 10,000 lines
+                fname = callee(spec[1], getattr(spec[1], "__name__", str(node.op)))
+                call = f"{callee(_pairwise, '_pairwise')}({fname}, ({', '.join(args)}){out})"
+                spec = ("call", spec[1])
             elif spec[0] == "chain":  # one statement per pair: no nesting limit; the last writes
                 fname = callee(spec[1], getattr(spec[1], "__name__", str(node.op)))
                 call = f"{fname}({args[0]}, {args[1]}{out if len(args) == 2 else ''})"

@@ -869,10 +869,15 @@ def _inplace_composite_thunk(
 
         return thunk
 
-    plain, trusted = _composite_body(op)
+    made: list = []  # the plain body, compiled on first use (a link compiles what runs)
+
+    def plain_body() -> tuple[Any, tuple[bool, ...]]:
+        if not made:
+            made.append(_composite_body(op))
+        return made[0]
 
     def fresh(k: int, v: Any, vals: list) -> np.ndarray:
-        if not trusted[k] or type(v) is not _ndarray or v.dtype is not odts[k]:
+        if not plain_body()[1][k] or type(v) is not _ndarray or v.dtype is not odts[k]:
             v = _finish(v, vals, odts[k], ondim, None)
         return v
 
@@ -887,7 +892,7 @@ def _inplace_composite_thunk(
         for t, dt in targets:
             x = vals[t]
             if not _writeable(x) or x.dtype is not dt:
-                fn = plain
+                fn = plain_body()[0]
                 break
         results = fn(*vals)
         if single:
@@ -897,7 +902,7 @@ def _inplace_composite_thunk(
             v = results[k]
             if not (written[k] and fn is body):
                 v = fresh(k, v, vals)
-                if done and not trusted[k] and _may_alias_any(v, done):
+                if done and not plain_body()[1][k] and _may_alias_any(v, done):
                     v = v.copy()
             done.append(v)
             cell[0] = v

@@ -438,6 +438,28 @@ def test_fused_thunk_calls_numpy_directly():
         np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("n", [3, 17, 200])
+def test_a_wide_sum_is_one_line_of_the_body_and_keeps_its_order(n):
+    from arignote.link.python.elemwise import _resolve_inner
+
+    xs = [ps.float64(f"x{k}") for k in range(n)]
+    comp = Composite(xs, [ps.add(*xs)])
+    code = comp.py_code(_resolve_inner)
+    assert ("= pairwise(add, (" in code) == (n > 16)  # a short sum stays a statement per pair
+    assert len(code.splitlines()) < 8 or n <= 16
+    fn = comp.compile_body(_resolve_inner)
+    vals = [np.array([1e16 if k == 0 else 1.0, float(k)]) for k in range(n)]
+    want = vals[0]
+    for v in vals[1:]:
+        want = want + v  # left to right: the same rounding as the unfused graph
+    np.testing.assert_array_equal(fn(*vals), want)
+    target = np.zeros(2)
+    written = comp.compile_body(_resolve_inner, {comp.fgraph.outputs[0].owner: 0})
+    got = written(target, *vals[1:])
+    assert got is target  # written into its first input (out=)
+    np.testing.assert_array_equal(target, sum(vals[1:], np.zeros(2)))
+
+
 def test_random_elementwise_graphs_agree():
     rng = np.random.default_rng(0)
     unary = [pt.exp, pt.tanh, pt.sin, pt.abs, pt.sqr, lambda v: -v, pt.log1p]

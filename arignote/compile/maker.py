@@ -92,6 +92,8 @@ class FunctionMaker:
             self.fgraph = FunctionGraph(
                 fg_inputs, fg_outputs, clone=True, update_mapping=update_mapping, merge=merge
             )
+            if merge:
+                self.fgraph._merged_copy = True  # type: ignore[attr-defined]  # (merge_pass reads it)
         except MissingInputError as err:
             used = set(ancestors(fg_outputs))  # (an unused input is reported first, as always)
             self._check_unused(explicit, [v in used for v in explicit], on_unused_input)

@@ -83,7 +83,13 @@ Pass = Callable[[FunctionGraph, "RewriteQuery"], Any]
 
 
 def merge_pass(fgraph: FunctionGraph, query: RewriteQuery) -> int:
-    """Merge equal constants and duplicate computations (no rules: the query is not used)."""
+    """Merge equal constants and duplicate computations (no rules: the query is not used).
+
+    Nothing to do on a graph that ``function()`` copied merged and nothing changed since
+    (it marks it ``_merged_copy``): one pass of :func:`merge_graph` finds what the merging
+    copy already merged, so it would find nothing."""
+    if fgraph.__dict__.pop("_merged_copy", False):
+        return 0
     return merge_graph(fgraph)
 
 
@@ -238,8 +244,11 @@ class RewriteQuery:
         # (a node and its outputs): left on, the collector sweeps the whole growing graph
         # again and again (a third of a 30k-node compile). What is dropped is collected
         # after, once.
+        stages = self.stages_to_run()
+        if stages[:1] != ["merge"]:  # another stage may change the graph before merging
+            fgraph.__dict__.pop("_merged_copy", None)
         with gc_paused():
-            for stage in self.stages_to_run():
+            for stage in stages:
                 run = passes.get(stage) or RuleStage(stage)
                 t0 = time.perf_counter()
                 run(fgraph, self)

@@ -286,3 +286,20 @@ def test_the_copy_is_merged_only_where_the_rewrites_merge():
     for f in (plain, merged):
         for out in f(value):
             np.testing.assert_allclose(out, 2 * np.exp(value))
+
+
+def test_the_merge_stage_trusts_a_merged_copy_only_as_the_first_stage():
+    from arignote.compile.mode import RewriteQuery, merge_pass
+    from arignote.graph.fg import FunctionGraph
+
+    x = pt.dvector("x")
+    fg = FunctionGraph([x], [pt.exp(x), pt.exp(x)])
+    fg._merged_copy = True  # what function() marks after a merging copy
+    assert merge_pass(fg, None) == 0 and len(fg.apply_nodes) == 2
+    assert merge_pass(fg, None) == 1 and len(fg.apply_nodes) == 1  # the mark is read once
+    fg = FunctionGraph([x], [pt.exp(x), pt.exp(x)])
+    fg._merged_copy = True
+    RewriteQuery(stages=("canonicalize",))(fg)  # merge is not the first stage: the mark goes
+    assert "_merged_copy" not in fg.__dict__
+    RewriteQuery(stages=("merge",))(fg)
+    assert len(fg.apply_nodes) == 1

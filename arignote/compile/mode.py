@@ -271,8 +271,11 @@ predefined_linkers: dict[str, Any] = {
     "vm_nogc": VMLinker(allow_gc=False),
     # one generated Python function per graph (tier 1 of the fast backend): FAST_RUN's
     "pygen": PyGenLinker(),
-    # tier 2 forced: every Numba kernel, compiled before function() returns (the NUMBA mode's)
+    # tier 2 forced: the whole graph as one Numba function where every node has one, else
+    # every per-node Numba kernel, compiled before function() returns (the NUMBA mode's)
     "numba": NumbaLinker(jit="sync"),
+    # per-node Numba kernels forced, never the whole-graph function (the NUMBA_KERNELS mode's)
+    "numba_kernels": NumbaLinker(jit="sync", whole_graph="never"),
 }
 
 
@@ -485,13 +488,17 @@ OPT_NONE = RewriteDatabaseQuery(include=[])
 # background when Numba is installed (arignote.link.numba.linker)
 FAST_RUN = Mode(NumbaLinker(jit="background" if numba_available() else "never"), "fast_run", name="FAST_RUN")
 FAST_COMPILE = Mode(VMLinker(), "fast_compile", name="FAST_COMPILE")
-#: tier 2 forced: every kernel compiled (or loaded from the disk cache) by function()
+#: tier 2 forced: the whole graph as one Numba function (else every per-node kernel),
+#: compiled (or loaded from the disk cache) by function()
 NUMBA = Mode(NumbaLinker(jit="sync"), "fast_run", name="NUMBA")
+#: the per-node Numba kernels forced, without the whole-graph function (tests the kernels)
+NUMBA_KERNELS = Mode(NumbaLinker(jit="sync", whole_graph="never"), "fast_run", name="NUMBA_KERNELS")
 predefined_modes: dict[str, Any] = {
     "FAST_RUN": FAST_RUN,
     "FAST_COMPILE": FAST_COMPILE,
     "PYTHON": FAST_RUN,
     "NUMBA": NUMBA,
+    "NUMBA_KERNELS": NUMBA_KERNELS,
 }
 
 

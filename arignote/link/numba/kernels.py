@@ -121,6 +121,26 @@ def _sigmoid(args: list[str], ins: tuple, out: str) -> str | None:
     return f"(np.{out}(1) / (np.{out}(1) + np.exp(-{a})))" if _all_float(ins, out) else None
 
 
+def _softplus(args: list[str], ins: tuple, out: str) -> str | None:
+    # log(1 + exp(x)) as NumPy's logaddexp(0, x): no overflow for large x
+    return f"np.logaddexp(np.{out}(0), {args[0]})" if _all_float(ins, out) else None
+
+
+def _log1mexp(args: list[str], ins: tuple, out: str) -> str | None:
+    # log(1 - exp(x)), x <= 0: log(-expm1(x)) near 0, log1p(-exp(x)) below -log(2)
+    x = args[0]
+    if not _all_float(ins, out):
+        return None
+    return f"(np.log(-np.expm1({x})) if {x} > np.{out}(-0.6931471805599453) else np.log1p(-np.exp({x})))"
+
+
+def _sign(args: list[str], ins: tuple, out: str) -> str | None:
+    x = args[0]  # NaN stays NaN, as np.sign
+    if out == "bool" or out.startswith("uint"):
+        return None
+    return f"({x} if {x} != {x} else (1 if {x} > 0 else (-1 if {x} < 0 else 0)))"
+
+
 def _switch(args: list[str], ins: tuple, out: str) -> str | None:
     c, a, b = args
     return f"({a} if {c} else {b})"
@@ -181,6 +201,17 @@ _TEMPLATES: dict[type, Any] = {
     psb.ArcTanh: _unary("arctanh"),
     psb.ArcTan2: lambda a, i, o: f"np.arctan2({a[0]}, {a[1]})" if _all_float(i, o) else None,
     pss.Sigmoid: _sigmoid,
+    pss.Softplus: _softplus,
+    pss.Log1mexp: _log1mexp,
+    psb.Sign: _sign,
+    # floor division and its remainder: Python's semantics are NumPy's (a division by zero
+    # that Numba refuses raises: the whole-graph function then leaves the call to tier 1)
+    psb.IntDiv: lambda a, i, o: f"({a[0]} // {a[1]})" if o != "bool" else None,
+    psb.Mod: lambda a, i, o: f"({a[0]} % {a[1]})" if o != "bool" else None,
+    psb.AND: lambda a, i, o: f"({a[0]} & {a[1]})" if o in ("bool", *_INTS) else None,
+    psb.OR: lambda a, i, o: f"({a[0]} | {a[1]})" if o in ("bool", *_INTS) else None,
+    psb.XOR: lambda a, i, o: f"({a[0]} ^ {a[1]})" if o in ("bool", *_INTS) else None,
+    psb.Invert: lambda a, i, o: f"(not {a[0]})" if o == "bool" else (f"(~{a[0]})" if o in _INTS else None),
 }
 
 # -- the cost model (ns per element, measured: bench/backend.py "ops" table) -----------------

@@ -41,6 +41,7 @@ from arignote.graph.basic import Apply
 from arignote.graph.fg import FunctionGraph
 from arignote.link.numba import cache
 from arignote.link.numba.kernels import KernelPlan, pays, plan_node, plan_reduction
+from arignote.link.numba.whole import WHOLE_CHOICES, WholeGraph
 from arignote.link.python.codegen import PyGenLinker
 from arignote.scalar.composite import Composite
 from arignote.tensor.elemwise import CAReduce, Elemwise
@@ -95,7 +96,10 @@ def _import_entry(key: str) -> Callable:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        with warnings.catch_warnings():
+            # (np.dot on arrays of any layout: Numba's note that contiguous ones are faster)
+            warnings.filterwarnings("ignore", message=r".*faster on contiguous arrays")
+            spec.loader.exec_module(module)
     except BaseException:
         sys.modules.pop(name, None)
         raise
@@ -280,9 +284,11 @@ class NumbaLinker(PyGenLinker):
     doc). ``jit``: ``"background"``, ``"sync"`` or ``"never"``; ``force``: use every kernel
     at every size (else only those that pay, from ``min_size`` elements); ``threads``: 2
     splits large kernel calls over two threads (measured: no gain on this project's shared
-    2-core machine, so 1 by default)."""
+    2-core machine, so 1 by default); ``whole_graph``: when the whole graph runs as one
+    Numba function (:mod:`arignote.link.numba.whole`: ``"auto"``, chosen by measurement,
+    ``jit="background"``'s default; ``"always"``, ``jit="sync"``'s; ``"never"``)."""
 
-    __props__ = ("allow_gc", "jit", "force", "threads", "min_size", "hot_elements")
+    __props__ = ("allow_gc", "jit", "force", "threads", "min_size", "hot_elements", "whole_graph")
 
     def __init__(
         self,
@@ -292,9 +298,17 @@ class NumbaLinker(PyGenLinker):
         threads: int = 1,
         min_size: int | None = None,
         hot_elements: int = HOT_ELEMENTS,
+        whole_graph: str | None = None,
     ):
         if jit not in JIT_CHOICES:
             raise ValueError(f"jit must be one of {JIT_CHOICES}, got {jit!r}")
+        if whole_graph is None:
+            whole_graph = {"background": "auto", "sync": "always"}.get(jit, "never")
+        if whole_graph not in WHOLE_CHOICES:
+            raise ValueError(f"whole_graph must be one of {WHOLE_CHOICES}, got {whole_graph!r}")
+        if jit == "never":
+            whole_graph = "never"
+        self.whole_graph = whole_graph
         if threads not in (1, 2):
             raise ValueError(f"threads must be 1 or 2, got {threads!r}")
         super().__init__(allow_gc)
@@ -305,7 +319,10 @@ class NumbaLinker(PyGenLinker):
         self.hot_elements = hot_elements
 
     def __repr__(self) -> str:
-        return f"NumbaLinker(jit={self.jit!r}, force={self.force})"
+        return f"NumbaLinker(jit={self.jit!r}, force={self.force}, whole_graph={self.whole_graph!r})"
+
+    def _prologue(self) -> bool:
+        return self.whole_graph != "never"
 
     def __str__(self) -> str:
         return repr(self)
@@ -316,6 +333,7 @@ class NumbaLinker(PyGenLinker):
         self, fgraph: FunctionGraph, nodes: list[Apply], thunks: list, storage_map: dict, compute_map: dict
     ) -> set[int]:
         self._pending: list[_Slot] = []
+        self._whole_args = None
         if self.jit == "never":
             return set()
         if self.jit == "sync" and not numba_available():
@@ -323,6 +341,14 @@ class NumbaLinker(PyGenLinker):
                 "the NUMBA mode (tier 2 forced) needs Numba: install it with "
                 "`pip install arignote[numba]` (or `pip install numba`)"
             )
+        if self.whole_graph != "never":
+            self._whole_args = (fgraph, nodes, storage_map)
+            if self.whole_graph == "always":
+                whole = self._whole_args = WholeGraph(
+                    "always", fgraph, nodes, storage_map, {}, _background.request, load_kernel
+                )
+                if whole.try_plan():
+                    return set()  # the whole graph runs as one function: no per-node kernels
         position = {n: k for k, n in enumerate(nodes)}
         lazy = self.jit == "background" and self.hot_elements > 0 and not self.force
         slots: dict[int, _Slot] = {}
@@ -425,6 +451,25 @@ class NumbaLinker(PyGenLinker):
     # -- swapping ------------------------------------------------------------------------
 
     def _attach(self, runner: Callable, thunk_names: dict[int, str]) -> None:
+        self._attach_kernels(runner, thunk_names)
+        whole = getattr(self, "_whole_args", None)
+        self._whole_args = None
+        if whole is not None:
+            if not isinstance(whole, WholeGraph):
+                whole = WholeGraph(self.whole_graph, *whole, {}, _background.request, load_kernel)
+            whole.namespace = runner.__globals__
+            runner.whole = whole
+            whole.start()
+            tier_impl = runner.impl_of
+
+            def whole_impl_of(node: Apply) -> str:
+                return "numba (whole graph)" if whole.state == "in use" else tier_impl(node)
+
+            runner.impl_of = whole_impl_of
+        else:
+            runner.whole = None
+
+    def _attach_kernels(self, runner: Callable, thunk_names: dict[int, str]) -> None:
         pending = getattr(self, "_pending", [])
         self._pending = []
         runner.tier2 = pending
@@ -434,7 +479,7 @@ class NumbaLinker(PyGenLinker):
         by_node.update({s.producer.node: s for s in pending if s.producer is not None})
         tier1_impl = runner.impl_of
 
-        def impl_of(node: Apply) -> str:
+        def impl_of(node: Apply) -> str:  # (under the whole graph's, when it is in use)
             # what runs the node now: "numba" once its kernel is swapped in
             slot = by_node.get(node)
             return "numba" if slot is not None and slot.state == "tier 2" else tier1_impl(node)

@@ -123,6 +123,7 @@ class PyGenLinker(MetaObject):
             # (a subclass may run some nodes through thunks it swaps later: tier 2)
             thunk_only = self._thunk_nodes(fgraph, nodes, thunks, storage_map, compute_map)
             gen = _Generator(fgraph, nodes, thunks, storage_map, no_recycling, self.allow_gc, thunk_only)
+            gen.prologue = self._prologue()
             runner = gen.build()
         runner.fgraph = fgraph
         runner.nodes = nodes
@@ -147,6 +148,12 @@ class PyGenLinker(MetaObject):
     def _attach(self, runner: Callable, thunk_names: dict[int, str]) -> None:
         """Called with the runner and the names (in ``runner.__globals__``) of the thunks
         of :meth:`_thunk_nodes`'s nodes; nothing here."""
+
+    def _prologue(self) -> bool:
+        """Whether the function starts with ``if _whole is not None and _whole(): return``:
+        a subclass binds ``_whole`` (in ``runner.__globals__``, None at first) to a function
+        computing the whole call another way (True: done; False: the generated body runs)."""
+        return False
 
 
 def _impl_of(node: Apply) -> str:
@@ -211,6 +218,7 @@ class _Generator:
         self.lines: list[tuple[str, int | None]] = []  # (statement, index of its node)
         self.source = ""
         self.line_nodes: dict[int, Apply] = {}
+        self.prologue = False
 
     # -- names ----------------------------------------------------------------------------
 
@@ -480,6 +488,9 @@ class _Generator:
 
     def _compile(self) -> Callable:
         head = ["def run():", "    try:"]
+        if self.prologue:
+            head.insert(1, "    if _whole is not None and _whole(): return")
+            self.params["_whole"] = None
         body = [f"        {line}" for line, _ in self.lines] or ["        pass"]
         tail = ["    except Exception as _err:", "        _fail(_err)", "        raise"]
         text = "\n".join([*head, *body, *tail]) + "\n"

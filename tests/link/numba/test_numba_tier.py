@@ -67,7 +67,7 @@ def test_numba_mode_without_numba_says_to_install(monkeypatch):
     monkeypatch.setattr(nl, "numba_available", lambda: False)
     x = pt.vector("x")
     with pytest.raises(nl.NumbaMissing, match=r"pip install arignote\[numba\]"):
-        arignote.function([x], pt.exp(x) * 2 + x, mode="NUMBA")
+        arignote.function([x], pt.exp(x) * 2 + x, mode="NUMBA_KERNELS")
     # tier 1 alone needs nothing
     f = arignote.function([x], pt.exp(x) * 2 + x, mode=Mode(nl.NumbaLinker(jit="never"), "fast_run"))
     np.testing.assert_allclose(f(np.ones(3)), np.exp(1) * 2 + 1)
@@ -110,7 +110,7 @@ def test_kernels_match_the_reference_vm(cache_dir):
         pt.sqrt(abs(xf)) * xf + 1,  # float32
     ]
     ins = [x, y, X, xf, s]
-    f = arignote.function(ins, outs, mode="NUMBA")
+    f = arignote.function(ins, outs, mode="NUMBA_KERNELS")
     ref = _vm(ins, outs)
     assert [s.state for s in f.vm.tier2] == ["tier 2"] * len(f.vm.tier2)
     assert {s.plan.kind for s in f.vm.tier2} == {"map", "reduce"}
@@ -162,14 +162,16 @@ def test_background_tier_swaps_in_and_later_processes_find_it(cache_dir):
     key = cache.entry_key(slot.plan.key)
     assert cache.is_ready(key)
     # a new linker (as a later process) finds it in the cache
-    g = arignote.function([x, y], expr, mode=Mode(nl.NumbaLinker(jit="sync"), "fast_run"))
+    g = arignote.function(
+        [x, y], expr, mode=Mode(nl.NumbaLinker(jit="sync", whole_graph="never"), "fast_run")
+    )
     np.testing.assert_allclose(g(a, b), want)
 
 
 def test_damaged_entries_are_rebuilt(cache_dir):
     pytest.importorskip("numba")
     x = pt.vector("x")
-    f = arignote.function([x], (x + 1.5) * x - 3, mode="NUMBA")
+    f = arignote.function([x], (x + 1.5) * x - 3, mode="NUMBA_KERNELS")
     (slot,) = f.vm.tier2
     key = cache.entry_key(slot.plan.key)
     path = cache.entry_path(key)
@@ -177,21 +179,21 @@ def test_damaged_entries_are_rebuilt(cache_dir):
     nl._loaded.pop(key)
     path.write_text(path.read_text()[:40])  # a truncated kernel file
     assert not cache.is_ready(key)
-    g = arignote.function([x], (x + 1.5) * x - 3, mode="NUMBA")
+    g = arignote.function([x], (x + 1.5) * x - 3, mode="NUMBA_KERNELS")
     np.testing.assert_allclose(g(np.arange(4.0)), (np.arange(4.0) + 1.5) * np.arange(4.0) - 3)
     assert cache.is_ready(key)
     # Numba's own files damaged: removed and rebuilt too
     nl._loaded.pop(key)
     for p in (path.parent / "__pycache__").glob(f"{path.stem}.*"):
         p.write_bytes(p.read_bytes()[:10])
-    h = arignote.function([x], (x + 1.5) * x - 3, mode="NUMBA")
+    h = arignote.function([x], (x + 1.5) * x - 3, mode="NUMBA_KERNELS")
     np.testing.assert_allclose(h(np.arange(4.0)), (np.arange(4.0) + 1.5) * np.arange(4.0) - 3)
 
 
 _SCRIPT = """
 import numpy as np, arignote, arignote.tensor as pt
 x, y = pt.vectors("x", "y")
-f = arignote.function([x, y], [(x - y) * (x + 0.5) / (y * y + 1), pt.sum(x * y - x)], mode="NUMBA")
+f = arignote.function([x, y], [(x - y) * (x + 0.5) / (y * y + 1), pt.sum(x * y - x)], mode="NUMBA_KERNELS")
 assert [s.state for s in f.vm.tier2] == ["tier 2", "tier 2"]
 r = f(np.linspace(0, 1, 7), np.linspace(1, 2, 7))
 print(repr(r[0].tolist()), repr(float(r[1])))
@@ -230,7 +232,9 @@ def test_calls_split_over_two_threads_agree(cache_dir):
     X = pt.matrix("X")
     # (the kernels of test_kernels_match_the_reference_vm: same structure, same cache entries)
     outs = [pt.maximum(x, y) * 2 - pt.switch(x > y, x, y * 3), pt.sum(pt.exp(X) * v, axis=1)]
-    f = arignote.function([x, y, X, v], outs, mode=Mode(nl.NumbaLinker(jit="sync", threads=2), "fast_run"))
+    f = arignote.function(
+        [x, y, X, v], outs, mode=Mode(nl.NumbaLinker(jit="sync", threads=2, whole_graph="never"), "fast_run")
+    )
     ref = _vm([x, y, X, v], outs)
     rng = np.random.default_rng(1)
     args = (

@@ -50,10 +50,10 @@ def assert_same(got, expected, exact=True):
         g, e = np.asarray(g), np.asarray(e)
         assert g.dtype == e.dtype and g.shape == e.shape
         # (mode NUMBA: a kernel's libm exp/log may differ from NumPy's SIMD loops by an ulp)
-        if (exact and config.mode != "NUMBA") or g.dtype.kind not in "fc":
+        if (exact and config.mode not in ("NUMBA", "NUMBA_KERNELS")) or g.dtype.kind not in "fc":
             np.testing.assert_array_equal(g, e)  # NaN equals NaN here
         else:
-            rtol = 1e-6 if config.mode == "NUMBA" and g.dtype.itemsize < 8 else 1e-12
+            rtol = 1e-6 if config.mode in ("NUMBA", "NUMBA_KERNELS") and g.dtype.itemsize < 8 else 1e-12
             np.testing.assert_allclose(g, e, rtol=rtol, atol=0, equal_nan=True)
 
 

@@ -1,0 +1,189 @@
+"""Numba functions of :mod:`arignote.tensor.elemwise`'s Ops: ``Elemwise`` (any scalar op the
+kernel templates write, fused ``Composite`` bodies included), ``DimShuffle`` and the
+``CAReduce`` family (sum, product, max, min, all, any).
+
+An Elemwise is one loop nest over the output, each input read at the element's index (index
+0 where its Type is broadcastable), the body's scalar ops written out inside it; lengths that
+differ where no Type says broadcastable raise, as the reference VM does. On 0-d values the
+body is plain scalar code. In-place patterns are ignored: a whole-graph function allocates
+its results (its inputs are never written).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from arignote.graph.basic import Apply
+from arignote.link.numba.dispatch.basic import (
+    FLOATS,
+    INTS,
+    NoNumbaImpl,
+    NumbaImpl,
+    check_types,
+    nb_dtype,
+    numba_funcify,
+    shape_tuple,
+)
+from arignote.link.numba.kernels import _as_body, _body_lines
+from arignote.scalar import basic as psb
+from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
+
+__all__: list[str] = []
+
+
+def _lengths(node: Apply, names: list[str], ndim: int, lines: list[str], what: str) -> list[str]:
+    """Statements setting ``n<d>`` (the output's length at each dimension) from the inputs
+    not broadcastable there, raising where two of them differ; returns the length names."""
+    out = []
+    for d in range(ndim):
+        srcs = [a for a, v in zip(names, node.inputs) if not v.type.broadcastable[d]]
+        if not srcs:
+            lines.append(f"    n{d} = 1")
+        else:
+            lines.append(f"    n{d} = {srcs[0]}.shape[{d}]")
+            for a in srcs[1:]:
+                lines.append(f"    if {a}.shape[{d}] != n{d}:")
+                lines.append(f"        raise ValueError('{what}: input lengths differ at dimension {d}')")
+        out.append(f"n{d}")
+    return out
+
+
+@numba_funcify.register(Elemwise)
+def _elemwise(op: Elemwise, node: Apply) -> NumbaImpl:
+    check_types(node, str(op))
+    comp = _as_body(op, node)
+    if comp is None:
+        raise NoNumbaImpl(f"{op}: no Numba template for its scalar op {op.scalar_op}")
+    ndim = node.outputs[0].type.ndim
+    if any(v.type.ndim != ndim for v in node.inputs):
+        raise NoNumbaImpl(f"{op}: inputs of ranks other than the output's")
+    ins = [f"a{k}" for k in range(len(node.inputs))]
+    consts: list = []
+    indent = "    " * (ndim + 1)
+    made = _body_lines(comp, [f"x{k}" for k in range(len(ins))], indent, consts, {})
+    if made is None:
+        raise NoNumbaImpl(f"{op}: a scalar op or dtype of its body has no Numba template")
+    body, outs, _ = made
+    cs = [f"c{k}" for k in range(len(consts))]
+    odts = [v.type.dtype for v in node.outputs]
+    lines = [f"def impl({', '.join([*ins, *cs])}):"]
+    if ndim == 0:
+        lines += [f"    x{k} = {a}" for k, a in enumerate(ins)]
+        lines += body
+        rets = [f"{nb_dtype(d)}({o})" for d, o in zip(odts, outs)]
+        lines.append(f"    return {rets[0] if len(rets) == 1 else ', '.join(rets)}")
+        return NumbaImpl("\n".join(lines) + "\n", tuple(consts))
+    lengths = _lengths(node, ins, ndim, lines, "Elemwise")
+    shape = shape_tuple(lengths)
+    for j, d in enumerate(odts):
+        lines.append(f"    o{j} = np.empty({shape}, {nb_dtype(d)})")
+    loop = [f"j{d}" for d in range(ndim)]
+    for d in range(ndim):
+        lines.append(f"{'    ' * (d + 1)}for j{d} in range(n{d}):")
+    for k, (a, v) in enumerate(zip(ins, node.inputs)):
+        idx = ", ".join("0" if b else j for b, j in zip(v.type.broadcastable, loop))
+        lines.append(f"{indent}x{k} = {a}[{idx}]")
+    lines += body
+    for j, name in enumerate(outs):
+        lines.append(f"{indent}o{j}[{', '.join(loop)}] = {name}")
+    lines.append(f"    return {', '.join(f'o{j}' for j in range(len(odts)))}")
+    return NumbaImpl("\n".join(lines) + "\n", tuple(consts))
+
+
+@numba_funcify.register(DimShuffle)
+def _dimshuffle(op: DimShuffle, node: Apply) -> NumbaImpl:
+    check_types(node, str(op))
+    out = node.outputs[0].type
+    lines = ["def impl(x):"]
+    if op.input_ndim == 0:
+        if out.ndim == 0:
+            lines.append("    return x")
+        else:
+            lines.append(f"    return np.full({shape_tuple(['1'] * out.ndim)}, x, {nb_dtype(out.dtype)})")
+        return NumbaImpl("\n".join(lines) + "\n")
+    expr = "x"
+    if op.drop:  # (dropped dimensions have length 1: index 0 there)
+        idx = ", ".join("0" if d in op.drop else ":" for d in range(op.input_ndim))
+        expr = f"x[{idx}]"
+    kept = list(op.shuffle)
+    order = sorted(kept)
+    perm = [order.index(d) for d in kept]
+    if not kept:  # every dimension dropped: a scalar, maybe given new axes
+        if out.ndim:
+            return NumbaImpl(
+                f"def impl(x):\n    return np.full({shape_tuple(['1'] * out.ndim)}, {expr}, "
+                f"{nb_dtype(out.dtype)})\n"
+            )
+        return NumbaImpl(f"def impl(x):\n    return {expr}\n")
+    lines.append(f"    y = {expr}")
+    if perm != sorted(perm):
+        lines.append(f"    y = np.transpose(y, {shape_tuple([str(p) for p in perm])})")
+    for a in op.augment:
+        lines.append(f"    y = np.expand_dims(y, {a})")
+    lines.append("    return y")
+    return NumbaImpl("\n".join(lines) + "\n")
+
+
+def _init(op: CAReduce, acc: str) -> tuple[str, str, bool]:
+    """(initial value, step template with {a} and {v}, whether it has an identity)."""
+    t = type(op.scalar_op)
+    if t is psb.Add:
+        return f"{nb_dtype(acc)}(0)", "{a} + {v}", True
+    if t is psb.Mul:
+        return f"{nb_dtype(acc)}(1)", "{a} * {v}", True
+    if t in (psb.Maximum, psb.Minimum):
+        big = t is psb.Maximum
+        if acc in FLOATS:
+            init = f"{nb_dtype(acc)}({'-' if big else ''}np.inf)"
+        elif acc in INTS:
+            info = np.iinfo(acc)
+            init = f"{nb_dtype(acc)}({info.min if big else info.max})"
+        else:
+            raise NoNumbaImpl(f"{op}: no Numba max/min of {acc}")
+        cmp = ">" if big else "<"
+        return init, "{v} if (({v} " + cmp + " {a}) | ({v} != {v})) else {a}", False
+    if t is psb.AND:
+        return "True", "{a} and ({v} != 0)", True
+    if t is psb.OR:
+        return "False", "{a} or ({v} != 0)", True
+    raise NoNumbaImpl(f"{op}: no Numba reduction with {op.scalar_op}")
+
+
+@numba_funcify.register(CAReduce)
+def _careduce(op: CAReduce, node: Apply) -> NumbaImpl:
+    check_types(node, str(op))
+    if "impl" in op.scalar_op.__dict__:
+        raise NoNumbaImpl(f"{op}: a scalar op with its own function")
+    (x,) = node.inputs
+    out = node.outputs[0].type
+    nd = x.type.ndim
+    acc = op.acc_dtype or out.dtype
+    if type(op.scalar_op) in (psb.AND, psb.OR):
+        acc = "bool"
+    init, step, identity = _init(op, acc)
+    if nd == 0:
+        return NumbaImpl(f"def impl(x):\n    return {nb_dtype(out.dtype)}(x)\n")
+    axes = tuple(range(nd)) if op.axis is None else tuple(op.axis)
+    keep = [d for d in range(nd) if d not in axes]
+    lines = ["def impl(x):"]
+    if not identity:
+        size = " * ".join(f"x.shape[{d}]" for d in axes) or "1"
+        lines.append(f"    if {size} == 0:")
+        lines.append(f"        raise ValueError('{op}: an empty axis has no identity to reduce to')")
+    cast = nb_dtype(acc)
+    if keep:
+        lines.append(f"    o = np.full({shape_tuple([f'x.shape[{d}]' for d in keep])}, {init}, {cast})")
+        target = f"o[{', '.join(f'j{d}' for d in keep)}]"
+    else:
+        lines.append(f"    o = {init}")
+        target = "o"
+    for d in range(nd):
+        lines.append(f"{'    ' * (d + 1)}for j{d} in range(x.shape[{d}]):")
+    pad = "    " * (nd + 1)
+    lines.append(f"{pad}v = {cast}(x[{', '.join(f'j{d}' for d in range(nd))}])")
+    lines.append(f"{pad}{target} = {step.format(a=target, v='v')}")
+    if keep:
+        lines.append("    return o" if acc == out.dtype else f"    return o.astype({nb_dtype(out.dtype)})")
+    else:
+        lines.append(f"    return {nb_dtype(out.dtype)}(o)")
+    return NumbaImpl("\n".join(lines) + "\n")

@@ -1,0 +1,120 @@
+"""Numba functions of :mod:`arignote.tensor.products` (``Dot``) and
+:mod:`arignote.tensor.gemm` (``Gemv``, ``Gemm``: ``beta * target + alpha * dot``).
+
+Float operands of the output's dtype go to BLAS through Numba's ``np.dot``; other dtypes
+(integers, mixed) are a plain loop in the output's dtype. Inner lengths that differ raise, as
+the reference VM does.
+"""
+
+from __future__ import annotations
+
+from arignote.graph.basic import Apply
+from arignote.link.numba.dispatch.basic import (
+    FLOATS,
+    NoNumbaImpl,
+    NumbaImpl,
+    check_types,
+    nb_dtype,
+    numba_funcify,
+)
+from arignote.tensor.gemm import Gemm, Gemv
+from arignote.tensor.products import Dot
+
+__all__: list[str] = []
+
+_CHECK = (
+    "    if {a}.shape[{da}] != {b}.shape[{db}]:\n        raise ValueError('{what}: inner lengths differ')\n"
+)
+
+
+def _dot_lines(a: str, b: str, nda: int, ndb: int, odt: str, blas: bool, result: str) -> list[str]:
+    """Statements setting ``result`` to ``dot(a, b)`` (a scalar for two vectors)."""
+    if blas:
+        return [f"    {result} = np.dot({a}, {b})"]
+    cast = nb_dtype(odt)
+    if nda == 1 and ndb == 1:
+        return [
+            f"    {result} = {cast}(0)",
+            f"    for k in range({a}.shape[0]):",
+            f"        {result} += {cast}({a}[k]) * {cast}({b}[k])",
+        ]
+    if nda == 2 and ndb == 1:
+        return [
+            f"    {result} = np.zeros({a}.shape[0], {cast})",
+            f"    for i in range({a}.shape[0]):",
+            f"        for k in range({a}.shape[1]):",
+            f"            {result}[i] += {cast}({a}[i, k]) * {cast}({b}[k])",
+        ]
+    if nda == 1 and ndb == 2:
+        return [
+            f"    {result} = np.zeros({b}.shape[1], {cast})",
+            f"    for k in range({a}.shape[0]):",
+            f"        for j in range({b}.shape[1]):",
+            f"            {result}[j] += {cast}({a}[k]) * {cast}({b}[k, j])",
+        ]
+    return [
+        f"    {result} = np.zeros(({a}.shape[0], {b}.shape[1]), {cast})",
+        f"    for i in range({a}.shape[0]):",
+        f"        for k in range({a}.shape[1]):",
+        f"            for j in range({b}.shape[1]):",
+        f"                {result}[i, j] += {cast}({a}[i, k]) * {cast}({b}[k, j])",
+    ]
+
+
+def _blas(node: Apply, operands: list) -> bool:
+    odt = node.outputs[0].type.dtype
+    return odt in FLOATS and all(v.type.dtype == odt for v in operands)
+
+
+@numba_funcify.register(Dot)
+def _dot(op: Dot, node: Apply) -> NumbaImpl:
+    check_types(node, str(op))
+    x, y = node.inputs
+    nda, ndb = x.type.ndim, y.type.ndim
+    if nda not in (1, 2) or ndb not in (1, 2):
+        raise NoNumbaImpl(f"{op}: ranks {nda} and {ndb}")
+    odt = node.outputs[0].type.dtype
+    lines = ["def impl(a, b):", _CHECK.format(a="a", da=nda - 1, b="b", db=0, what="Dot").rstrip("\n")]
+    lines += _dot_lines("a", "b", nda, ndb, odt, _blas(node, [x, y]), "r")
+    lines.append(f"    return {nb_dtype(odt)}(r)" if nda == ndb == 1 else "    return r")
+    return NumbaImpl("\n".join(lines) + "\n")
+
+
+def _update_lines(odt: str) -> list[str]:
+    # beta == 0: the target is not read (BLAS's rule, as the reference's)
+    cast = nb_dtype(odt)
+    return [
+        f"    r = (alpha * p).astype({cast})",
+        "    if beta != 0:",
+        "        r += beta * t",
+        "    return r",
+    ]
+
+
+@numba_funcify.register(Gemv)
+def _gemv(op: Gemv, node: Apply) -> NumbaImpl:
+    check_types(node, str(op))
+    _, _, A, x, _ = node.inputs
+    odt = node.outputs[0].type.dtype
+    lines = [
+        "def impl(t, alpha, a, b, beta):",
+        _CHECK.format(a="a", da=1, b="b", db=0, what="Gemv").rstrip("\n"),
+        _CHECK.format(a="t", da=0, b="a", db=0, what="Gemv").rstrip("\n"),
+    ]
+    lines += _dot_lines("a", "b", 2, 1, odt, _blas(node, [A, x]), "p")
+    return NumbaImpl("\n".join(lines + _update_lines(odt)) + "\n")
+
+
+@numba_funcify.register(Gemm)
+def _gemm(op: Gemm, node: Apply) -> NumbaImpl:
+    check_types(node, str(op))
+    _, _, x, y, _ = node.inputs
+    odt = node.outputs[0].type.dtype
+    lines = [
+        "def impl(t, alpha, a, b, beta):",
+        _CHECK.format(a="a", da=1, b="b", db=0, what="Gemm").rstrip("\n"),
+        _CHECK.format(a="t", da=0, b="a", db=0, what="Gemm").rstrip("\n"),
+        _CHECK.format(a="t", da=1, b="b", db=1, what="Gemm").rstrip("\n"),
+    ]
+    lines += _dot_lines("a", "b", 2, 2, odt, _blas(node, [x, y]), "p")
+    return NumbaImpl("\n".join(lines + _update_lines(odt)) + "\n")

@@ -1,0 +1,228 @@
+"""Tier 2 for small graphs: the whole FunctionGraph as one Numba function, swapped in for the
+generated Python function (:class:`~arignote.link.numba.linker.NumbaLinker`).
+
+A graph of many nodes on small arrays spends its call in per-node glue (about 0.5-1 µs a
+node), which a single compiled function does not pay. Tier 1's function starts with ``if
+_whole is not None and _whole(): return``; this module binds ``_whole``:
+
+* ``"auto"`` (FAST_RUN's, ``jit="background"``): a probe counts calls; at the
+  :data:`PROBE_CALLS`-th it times one tier-1 call, and when the time per node is below
+  :data:`NODE_US` (small arrays: glue-bound) it writes the graph's Numba function
+  (:func:`~arignote.link.numba.graph.plan_graph`) and has it compiled out of process into the
+  disk cache, as the per-node kernels are (a later process finds it at once). Nothing waits
+  for it: tier 1 runs meanwhile. Once it is loaded, a trial times a few calls of each and
+  keeps the faster (measured, not guessed: a graph whose nodes are transcendental math on a
+  few thousand elements runs faster on NumPy's vectorised math than in Numba's scalar libm).
+* ``"always"`` (the ``"NUMBA"`` mode, ``jit="sync"``): compiled (or loaded) before
+  ``function()`` returns and used for every call.
+* ``"never"``: not used.
+
+A graph with a node the backend cannot write stays on the per-node tiers; ``f.vm.whole``
+says why (:attr:`WholeGraph.state`, :attr:`WholeGraph.reason`) and shows the generated
+source (:attr:`WholeGraph.source`); ``f.vm.impl_of(node)`` is ``"numba (whole graph)"``
+while it runs. A call the compiled function refuses (a value of another type, a read-only
+array) or that raises (a shape mismatch, an index out of bounds) runs on tier 1, which
+computes it or raises the reference VM's error naming the node, so results and errors never
+depend on the tier.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from arignote.graph.fg import FunctionGraph
+from arignote.link.numba.dispatch import NoNumbaImpl
+from arignote.link.numba.graph import GraphPlan, plan_graph
+
+__all__ = ["WHOLE_CHOICES", "WholeGraph", "PROBE_CALLS", "NODE_US"]
+
+#: when the whole-graph function is used (see the module's doc)
+WHOLE_CHOICES = ("auto", "always", "never")
+#: calls on tier 1 before the probe times one ("auto")
+PROBE_CALLS = 32
+#: µs per node of a tier-1 call under which the graph is glue-bound ("auto")
+NODE_US = 8.0
+#: timed calls of each tier in the trial ("auto")
+TRIAL_CALLS = 3
+
+
+class WholeGraph:
+    """The whole-graph function of one compiled graph: its :attr:`state` (``"off"``,
+    ``"probing"``, ``"tier 1 (...)"`` with the reason it stays there, ``"compiling"``,
+    ``"trial"``, ``"in use"``), :attr:`reason` (why it is not used, when it is not),
+    :attr:`plan` (the :class:`~arignote.link.numba.graph.GraphPlan`, once written) and
+    :attr:`source` (its Numba source)."""
+
+    def __init__(
+        self,
+        choice: str,
+        fgraph: FunctionGraph,
+        nodes: list,
+        storage_map: dict,
+        namespace: dict,
+        request: Callable[[Any, Callable], None],
+        load: Callable[[Any], Callable],
+    ):
+        self.choice = choice
+        self.fgraph = fgraph
+        self.nodes = nodes
+        self.storage_map = storage_map
+        self.namespace = namespace
+        self.request = request
+        self.load = load
+        self.plan: GraphPlan | None = None
+        self.reason = ""
+        self.state = "off"
+        self.timings: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def source(self) -> str | None:
+        return self.plan.source if self.plan is not None else None
+
+    def __repr__(self) -> str:
+        return f"WholeGraph(state={self.state!r})"
+
+    # -- planning --------------------------------------------------------------------------
+
+    def try_plan(self) -> bool:
+        """Write the graph's function; False (and :attr:`reason`) when a node has none."""
+        if self.plan is not None:
+            return True
+        try:
+            self.plan = plan_graph(self.fgraph, self.nodes)
+        except NoNumbaImpl as err:
+            self.reason = f"no Numba implementation: {err}"
+            self.state = "tier 1 (a node has no Numba implementation)"
+            return False
+        return True
+
+    def start(self) -> None:
+        """Bind ``_whole`` as :attr:`choice` says (called once the runner exists)."""
+        if self.choice == "never":
+            return
+        if self.choice == "always":
+            if not self.try_plan():
+                return
+            try:
+                kernel = self.load(self.plan)
+            except Exception as err:  # a compile error is a bug of ours: tier 1 goes on
+                self.reason = f"the whole-graph function failed to compile: {err}"
+                self.state = "tier 1 (compile failed)"
+                warnings.warn(f"arignote: {self.reason}; tier 1 goes on", RuntimeWarning, stacklevel=2)
+                return
+            self.install(kernel)
+            return
+        self.state = "probing"
+        self.namespace["_whole"] = self._probe()
+
+    # -- the probe, the trial --------------------------------------------------------------
+
+    def _tier1_time(self) -> float:
+        """Run one call on tier 1 (the generated body) and return its time."""
+        ns = self.namespace
+        saved = ns["_whole"]
+        ns["_whole"] = None
+        try:
+            t0 = time.perf_counter()
+            ns["run"]()
+            return time.perf_counter() - t0
+        finally:
+            ns["_whole"] = saved
+
+    def _probe(self) -> Callable[[], bool]:
+        count = [0]
+
+        def probe() -> bool:
+            count[0] += 1
+            if count[0] < PROBE_CALLS:
+                return False
+            dt = self._tier1_time()  # (this call's work: done on tier 1)
+            per_node = dt * 1e6 / max(len(self.nodes), 1)
+            self.timings["tier 1 probe (µs)"] = dt * 1e6
+            self.namespace["_whole"] = None
+            if per_node >= NODE_US:
+                self.state = "tier 1 (array work dominates)"
+                self.reason = f"{per_node:.1f} µs per node on tier 1 (glue-bound under {NODE_US} µs)"
+                return True
+            if not self.try_plan():
+                return True
+            self.state = "compiling"
+            self.request(self.plan, self._arrived)
+            return True
+
+        return probe
+
+    def _arrived(self, kernel: Callable) -> None:
+        """The compiled function is loaded (background thread): try it against tier 1."""
+        whole = self.runner(kernel)
+        times: dict[str, list] = {"whole": [], "tier 1": []}
+
+        def trial() -> bool:
+            if len(times["whole"]) < TRIAL_CALLS:
+                t0 = time.perf_counter()
+                done = whole()
+                if not done:  # refused or raised: tier 1 computes this call
+                    return False
+                times["whole"].append(time.perf_counter() - t0)
+                return True
+            times["tier 1"].append(self._tier1_time())
+            if len(times["tier 1"]) >= TRIAL_CALLS:
+                w, t = min(times["whole"]) * 1e6, min(times["tier 1"]) * 1e6
+                self.timings.update({"whole graph (µs)": w, "tier 1 (µs)": t})
+                if w < t:
+                    self.namespace["_whole"] = whole
+                    self.state = "in use"
+                else:
+                    self.namespace["_whole"] = None
+                    self.state = "tier 1 (faster than the whole-graph function)"
+                    self.reason = f"whole graph {w:.1f} µs, tier 1 {t:.1f} µs per call"
+            return True
+
+        self.state = "trial"
+        self.namespace["_whole"] = trial
+
+    def install(self, kernel: Callable) -> None:
+        self.namespace["_whole"] = self.runner(kernel)
+        self.state = "in use"
+
+    # -- the runner --------------------------------------------------------------------------
+
+    def runner(self, kernel: Callable) -> Callable[[], bool]:
+        """``whole()``: the call through ``kernel`` (input cells in, output cells out); False
+        when the kernel refused or raised (tier 1 then runs the call)."""
+        plan = self.plan
+        fg = self.fgraph
+        params: dict[str, Any] = {"_kernel": kernel}
+        args = []
+        for k, v in enumerate(fg.inputs):
+            params[f"_in{k}"] = self.storage_map[v]
+            args.append(f"_in{k}[0]")
+        for k, c in enumerate(plan.consts):
+            params[f"_k{k}"] = c
+            args.append(f"_k{k}")
+        rets = [f"r{k}" for k in range(len(fg.outputs))]
+        lines = [
+            "def whole():",
+            "    try:",
+            f"        {', '.join(rets)}{',' if len(rets) == 1 else ''} = _kernel({', '.join(args)})",
+            "    except Exception:",
+            "        return False",
+        ]
+        for k, (v, kind, dtype) in enumerate(zip(fg.outputs, plan.outputs, plan.out_dtypes)):
+            params[f"_out{k}"] = self.storage_map[v]
+            if kind == "scalar":
+                params[f"_dt{k}"] = np.dtype(dtype).type
+                lines.append(f"    _out{k}[0] = _dt{k}(r{k})")
+            else:
+                lines.append(f"    _out{k}[0] = r{k}")
+        lines.append("    return True")
+        namespace = {"__builtins__": __builtins__, **params}
+        exec(compile("\n".join(lines) + "\n", "<arignote whole graph>", "exec"), namespace)
+        return namespace["whole"]

@@ -1,0 +1,363 @@
+"""The whole graph as one Numba function (tier 2 for small graphs) against the reference VM.
+
+Each Op family's Numba implementation is checked inside a few large graphs (one compile per
+graph and dtype: Numba compiles cost seconds), on random inputs with broadcasting, in
+float64, float32 and int64; then bad inputs (the reference VM's error, raised through tier
+1), the models the whole-graph function is for (8 schools, a hierarchical model, logistic
+regression, an MLP step) end to end, the fallback for a graph with an Op that has none, the
+probe and trial of FAST_RUN, and the generated source.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import arignote
+import arignote.tensor as pt
+from arignote.compile.mode import Mode
+from arignote.link.numba import linker as nl
+from arignote.link.numba import whole as wg
+from arignote.link.numba.dispatch import NoNumbaImpl
+from arignote.link.numba.graph import plan_graph
+from arignote.tensor.gemm import Gemm, Gemv
+from arignote.tensor.indexing.advanced import AdvancedIncSubtensor1, AdvancedSubtensor1
+
+numba = pytest.importorskip("numba")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cache_dir(tmp_path_factory: pytest.TempPathFactory):
+    # (CI starts from an empty cache; a developer's warm one is left alone)
+    if os.environ.get("ARIGNOTE_CACHE_DIR"):
+        yield None
+        return
+    d = tmp_path_factory.mktemp("arignote-cache")
+    os.environ["ARIGNOTE_CACHE_DIR"] = str(d)
+    yield d
+    del os.environ["ARIGNOTE_CACHE_DIR"]
+
+
+def _ref(inputs, outputs):
+    return arignote.function(inputs, outputs, mode=Mode("vm", "fast_run"))
+
+
+def _whole(inputs, outputs):
+    f = arignote.function(inputs, outputs, mode="NUMBA")
+    assert f.vm.whole.state == "in use", f.vm.whole.reason
+    return f
+
+
+def _check(f, ref, args, rtol):
+    got, want = f(*args), ref(*args)
+    for k, (g, w) in enumerate(zip(got, want)):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype and g.shape == w.shape, (k, g.dtype, w.dtype, g.shape, w.shape)
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol, err_msg=f"output {k}")
+
+
+def _op_types(f):
+    return {type(n.op).__name__ for n in f.maker.fgraph.toposort()}
+
+
+# -- the Op families, in float64 and float32 -----------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_float_ops_match_the_reference_vm(dtype):
+    rng = np.random.default_rng(0)
+    X = pt.matrix("X", dtype=dtype)
+    Y = pt.matrix("Y", dtype=dtype)
+    row = pt.tensor("row", dtype=dtype, shape=(1, None))  # broadcasts over rows
+    v = pt.vector("v", dtype=dtype)
+    w = pt.vector("w", dtype=dtype)
+    s = pt.scalar("s", dtype=dtype)
+    i = pt.lscalar("i")
+    idx = pt.lvector("idx")
+    n = pt.lscalar("n")
+    outs = [
+        pt.exp(-(X**2)) * pt.sin(Y) + pt.log1p(abs(X)),  # fused math
+        X * row - s,  # broadcasting a row and a scalar
+        pt.softplus(v) - pt.sigmoid(w) + pt.tanh(v * w) + pt.sqrt(abs(w)),
+        pt.switch(v > w, v, w * 3) + pt.maximum(v, 0.5) - pt.minimum(w, s),
+        pt.log1mexp(-abs(v) - 0.1) + pt.sign(w) + pt.cast(v > 0, dtype),
+        X.sum(axis=0),
+        X.sum(axis=1) + X.max(axis=1) - X.min(axis=1),
+        X.prod(axis=0),
+        (X * Y).sum(),
+        pt.all(X > -10),
+        pt.any(X > 10, axis=1),
+        X.T * 2,  # DimShuffle: transpose
+        pt.exp(s) * v,  # a scalar expanded
+        pt.dot(X, Y.T),
+        pt.dot(X, v),
+        pt.dot(v, w),
+        pt.dot(v, X.T),
+        Gemv(inplace=False)(w, s, X.T, X[:, 0], pt.constant(np.asarray(0.5, dtype))),
+        Gemm(inplace=False)(X, s, X, Y.T[:, :5], pt.constant(np.asarray(0.0, dtype))),
+        X[i, 1:-1],
+        X[1:, ::2],
+        X[i, 2],
+        pt.set_subtensor(X[1:3, i], v[:2] * 2),
+        pt.inc_subtensor(X[0], w),
+        AdvancedSubtensor1()(X, idx),
+        AdvancedSubtensor1()(v, idx),
+        AdvancedIncSubtensor1()(v, w, idx),
+        AdvancedIncSubtensor1(set_instead_of_inc=True)(X, Y[:5], idx),
+        pt.alloc(s, n, 3),
+        pt.alloc(v, 2, v.shape[0]),
+        X.shape,
+        X.shape[0] * n,
+        pt.specify_shape(v, (5,)) * 2,
+        X.reshape((n, -1)),
+        pt.special.softmax(X, axis=1),
+        pt.special.softmax(X, axis=0),
+        pt.special.log_softmax(X, axis=-1),
+        pt.special.softmax(v, axis=0),
+    ]
+    ins = [X, Y, row, v, w, s, i, idx, n]
+    f, ref = _whole(ins, outs), _ref(ins, outs)
+    types = _op_types(f)
+    for name in ("Elemwise", "Sum", "Max", "Prod", "DimShuffle", "Dot", "Gemv", "Gemm", "Subtensor"):
+        assert name in types, name
+    for name in ("IncSubtensor", "AdvancedSubtensor1", "AdvancedIncSubtensor1", "Alloc", "Shape"):
+        assert name in types, name
+    for name in ("Reshape", "Softmax", "LogSoftmax", "SpecifyShape"):
+        assert name in types, name
+    args = [
+        rng.normal(size=(6, 5)).astype(dtype),
+        rng.normal(size=(6, 5)).astype(dtype),
+        rng.normal(size=(1, 5)).astype(dtype),
+        rng.normal(size=5).astype(dtype),
+        rng.normal(size=5).astype(dtype),
+        np.asarray(0.7, dtype),
+        np.asarray(-2),  # negative index
+        np.array([0, 4, -1, 2, 0]),  # repeats and a negative one
+        np.asarray(3),
+    ]
+    _check(f, ref, args, 1e-5 if dtype == "float32" else 1e-12)
+    # a non-contiguous input (arrays of any layout go in)
+    args[0] = np.asfortranarray(args[0])
+    args[3] = np.ascontiguousarray(rng.normal(size=10).astype(dtype)[::2])
+    _check(f, ref, args, 1e-5 if dtype == "float32" else 1e-12)
+
+
+def test_int_ops_match_the_reference_vm():
+    rng = np.random.default_rng(1)
+    A = pt.lmatrix("A")
+    B = pt.lmatrix("B")
+    u = pt.lvector("u")
+    b8 = pt.vector("b8", dtype="int8")
+    k = pt.lscalar("k")
+    outs = [
+        A * B + u - k,
+        pt.maximum(A, B) - pt.minimum(A, u),
+        A.sum(axis=0),
+        A.max(axis=1),
+        A.min(),
+        b8.sum(),  # int8 accumulates in int64
+        b8 * 3,
+        pt.dot(A, B.T),
+        pt.dot(A, u),
+        A[k],
+        pt.inc_subtensor(A[1:, k], u),
+        AdvancedSubtensor1()(u, u % 3),
+        pt.cast(A, "float64") / 2,
+        pt.eq(A, B) | pt.gt(A, 0),
+    ]
+    ins = [A, B, u, b8, k]
+    f, ref = _whole(ins, outs), _ref(ins, outs)
+    args = [
+        rng.integers(-5, 5, size=(4, 3)),
+        rng.integers(-5, 5, size=(4, 3)),
+        rng.integers(0, 9, size=3),
+        rng.integers(-100, 100, size=7).astype("int8"),
+        np.asarray(1),
+    ]
+    _check(f, ref, args, 0)
+
+
+# -- bad inputs: the reference VM's errors --------------------------------------------------
+
+
+def test_bad_inputs_raise_the_reference_errors():
+    X, Y = pt.matrices("X", "Y")
+    v = pt.vector("v")
+    i = pt.lscalar("i")
+    idx = pt.lvector("idx")
+    outs = [X + Y, X[i], AdvancedSubtensor1()(v, idx), pt.dot(X, v)]
+    f, ref = _whole([X, Y, v, i, idx], outs), _ref([X, Y, v, i, idx], outs)
+    good = [np.ones((2, 3)), np.ones((2, 3)), np.ones(3), np.asarray(1), np.array([0, 2])]
+    _check(f, ref, good, 1e-12)
+    bads = [
+        (1, np.ones((2, 4))),  # Elemwise lengths differ
+        (1, np.ones((1, 3))),  # a length 1 its Type does not call broadcastable
+        (3, np.asarray(5)),  # index out of bounds
+        (4, np.array([0, 3])),  # row index out of bounds
+        (4, np.array([-4])),
+        (2, np.ones(4)),  # Dot inner lengths
+    ]
+    for k, value in bads:
+        args = list(good)
+        args[k] = value
+        with pytest.raises(Exception) as want:
+            ref(*args)
+        with pytest.raises(type(want.value)) as got:
+            f(*args)
+        assert str(got.value).split("\n")[0] == str(want.value).split("\n")[0]
+    # and the function goes on
+    _check(f, ref, good, 1e-12)
+    assert f.vm.whole.state == "in use"
+    # a read-only input is refused by the compiled signature: tier 1 computes the call
+    ro = [a.copy() for a in good]
+    ro[0].setflags(write=False)
+    _check(f, ref, ro, 1e-12)
+
+
+# -- the models -------------------------------------------------------------------------------
+
+Y8 = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
+S8 = np.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
+
+
+def eight_schools():
+    mu, log_tau, z = pt.dscalar("mu"), pt.dscalar("log_tau"), pt.dvector("z")
+    tau = pt.exp(log_tau)
+    theta = mu + tau * z
+    logp = (
+        (-0.5 * ((Y8 - theta) / S8) ** 2).sum()
+        - 0.5 * (z**2).sum()
+        - 0.5 * (mu / 5.0) ** 2
+        - pt.log1p((tau / 5.0) ** 2)
+        + log_tau
+    )
+    ins = [mu, log_tau, z]
+    return ins, [logp, *arignote.grad(logp, ins)], [np.array(0.5), np.array(0.1), np.linspace(-1, 1, 8)]
+
+
+def hierarchical():
+    rng = np.random.default_rng(0)
+    n, groups = 300, 12
+    g, x = rng.integers(0, groups, n), rng.normal(size=n)
+    y = 1.0 + 0.5 * x + rng.normal(size=n)
+    a, b, mu_a = pt.dvector("a"), pt.dscalar("b"), pt.dscalar("mu_a")
+    log_tau, log_sigma = pt.dscalar("log_tau"), pt.dscalar("log_sigma")
+    tau, sigma = pt.exp(log_tau), pt.exp(log_sigma)
+    mean = a[g] + b * x
+    logp = (
+        (-0.5 * ((y - mean) / sigma) ** 2).sum()
+        - n * log_sigma
+        + (-0.5 * ((a - mu_a) / tau) ** 2).sum()
+        - groups * log_tau
+        - 0.5 * mu_a**2
+        - 0.5 * b**2
+    )
+    ins = [a, b, mu_a, log_tau, log_sigma]
+    args = [np.linspace(-1, 1, groups), np.array(0.2), np.array(0.1), np.array(0.3), np.array(-0.2)]
+    return ins, [logp, *arignote.grad(logp, ins)], args
+
+
+def logistic():
+    rng = np.random.default_rng(5)
+    xv = rng.normal(size=(200, 7))
+    yv = (rng.uniform(size=200) < 0.5).astype("float64")
+    w, b = pt.dvector("w"), pt.dscalar("b")
+    eta = pt.dot(xv, w) + b
+    logp = (yv * eta - pt.softplus(eta)).sum() - 0.5 * (w**2).sum()
+    return [w, b], [logp, *arignote.grad(logp, [w, b])], [np.linspace(-0.3, 0.3, 7), np.array(0.1)]
+
+
+def mlp():
+    rng = np.random.default_rng(4)
+    x, t = pt.dmatrix("x"), pt.dmatrix("t")
+    w1, b1 = pt.dmatrix("w1"), pt.dvector("b1")
+    w2, b2 = pt.dmatrix("w2"), pt.dvector("b2")
+    h = pt.tanh(pt.dot(x, w1) + b1)
+    loss = -(t * pt.special.log_softmax(pt.dot(h, w2) + b2, axis=-1)).sum(axis=-1).mean()
+    params = [w1, b1, w2, b2]
+    grads = arignote.grad(loss, params)
+    outs = [loss, *[p - 0.1 * gr for p, gr in zip(params, grads)]]
+    args = [
+        rng.normal(size=(16, 10)),
+        np.eye(4)[rng.integers(0, 4, 16)],
+        rng.normal(scale=0.3, size=(10, 8)),
+        np.zeros(8),
+        rng.normal(scale=0.3, size=(8, 4)),
+        np.zeros(4),
+    ]
+    return [x, t, *params], outs, args
+
+
+@pytest.mark.parametrize("model", [eight_schools, hierarchical, logistic, mlp])
+def test_models_end_to_end(model):
+    ins, outs, args = model()
+    f, ref = _whole(ins, outs), _ref(ins, outs)
+    _check(f, ref, args, 1e-10)
+    assert f.vm.impl_of(f.maker.fgraph.toposort()[0]) == "numba (whole graph)"
+
+
+# -- the fallback, the tiering, the source ---------------------------------------------------
+
+
+def test_a_graph_with_an_op_without_numba_runs_on_the_per_node_tiers():
+    x = pt.vector("x")
+    outs = [pt.sort(x) * 2 + 1, x.sum()]
+    f, ref = arignote.function([x], outs, mode="NUMBA"), _ref([x], outs)
+    assert f.vm.whole.state.startswith("tier 1")
+    assert "SortOp" in f.vm.whole.reason or "Sort" in f.vm.whole.reason
+    _check(f, ref, [np.array([3.0, 1.0, 2.0])], 1e-12)
+    with pytest.raises(NoNumbaImpl, match="node 0"):
+        plan_graph(f.maker.fgraph)
+
+
+def test_fast_run_probes_compiles_in_the_background_and_measures(monkeypatch):
+    monkeypatch.setattr(wg, "PROBE_CALLS", 3)
+    ins, outs, args = eight_schools()
+    mode = Mode(nl.NumbaLinker(jit="background"), "fast_run")
+    f, ref = arignote.function(ins, outs, mode=mode), _ref(ins, outs)
+    assert f.vm.whole.state == "probing"
+    for _ in range(3):
+        _check(f, ref, args, 1e-12)
+    assert f.vm.whole.state in ("compiling", "trial")
+    assert nl.wait_for_kernels(300)
+    for _ in range(2 * wg.TRIAL_CALLS + 1):
+        _check(f, ref, args, 1e-12)
+    # chosen by measurement: the whole-graph function, unless tier 1 measured faster
+    assert f.vm.whole.state in ("in use", "tier 1 (faster than the whole-graph function)")
+    assert set(f.vm.whole.timings) >= {"whole graph (µs)", "tier 1 (µs)"}
+
+
+def test_large_arrays_stay_on_tier_1(monkeypatch):
+    monkeypatch.setattr(wg, "PROBE_CALLS", 2)
+    monkeypatch.setattr(wg, "NODE_US", 0.0)  # (every graph counts as array-bound)
+    x = pt.vector("x")
+    f = arignote.function([x], pt.exp(x) + 1, mode=Mode(nl.NumbaLinker(jit="background"), "fast_run"))
+    for _ in range(3):
+        f(np.ones(10))
+    assert f.vm.whole.state == "tier 1 (array work dominates)"
+    assert "per node" in f.vm.whole.reason
+
+
+def test_source_has_one_line_per_node_and_no_constant_values():
+    def fgraph_of(c):
+        x, s = pt.vector("x"), pt.scalar("s")
+        return _ref([x, s], [pt.exp(x * c) + s, (x * c).sum()]).maker.fgraph
+
+    p2, p3 = plan_graph(fgraph_of(2.5)), plan_graph(fgraph_of(3.5))
+    assert p2.key == p3.key and p2.source == p3.source
+    assert "2.5" not in p2.source
+    assert [float(v) for v in p2.consts[-1]] != [float(v) for v in p3.consts[-1]]
+    body = p2.source.split("def kernel(")[1].splitlines()[1:]
+    calls = [line for line in body if "  # " in line]
+    assert len(calls) == len(fgraph_of(2.5).toposort())
+    x32 = pt.vector("x", dtype="float32")
+    p32 = plan_graph(_ref([x32], [pt.exp(x32 * 2.5)]).maker.fgraph)
+    assert p32.key != p2.key
+
+
+def test_kernels_mode_keeps_per_node_kernels():
+    x, y = pt.vectors("x", "y")
+    f = arignote.function([x, y], pt.sum(x * y - x), mode="NUMBA_KERNELS")
+    assert f.vm.whole is None and [s.state for s in f.vm.tier2] == ["tier 2"]

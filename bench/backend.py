@@ -6,7 +6,13 @@ Workloads (``--cases``), float64:
 * ``arith``: ``(x * y + x) * (y - 2.5) + x * x``, vectors of 1e6 (arithmetic: fusion pays);
 * ``sum1``: ``X.sum(axis=1)``, ``max0``: ``X.max(axis=0)``, ``softmax1``:
   ``softmax(X, axis=1)``, ``X`` of 4000x4000;
-* ``fsum1``: ``(X * X - X).sum(axis=1)``, a reduction of a fused input, 4000x4000.
+* ``fsum1``: ``(X * X - X).sum(axis=1)``, a reduction of a fused input, 4000x4000;
+* ``eight_schools``, ``hierarchical``: a model's log-density and its gradient (``models.py``:
+  the non-centred eight schools model; varying intercepts ``a[g]`` over 80,000 observations
+  in 50 groups), the graphs dominated by per-node overhead. Here the arignote rows add the
+  whole graph as one Numba function (``"NUMBA"``: forced) and NumPy is the log-density and
+  its gradient written by hand; printed in µs (the median of batches of calls; ms in
+  ``--json``).
 
 arignote runs as tier 1 (``NumbaLinker(jit="never")``: generated Python calling NumPy), as
 tier 2 forced (the ``"NUMBA"`` mode) and as FAST_RUN after its background compile settled
@@ -34,6 +40,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import models
 from _common import ensure_repo_importable, environment, importable
 
 N = 1_000_000
@@ -65,7 +72,122 @@ def _expr(case: str, m: Any, special: Any, **v: Any) -> Any:
     raise ValueError(case)
 
 
-CASES = ("ew", "arith", "sum1", "max0", "fsum1", "softmax1")
+CASES = ("ew", "arith", "sum1", "max0", "fsum1", "softmax1", "eight_schools", "hierarchical")
+MODEL_CASES = ("eight_schools", "hierarchical")
+_HIER = models.hierarchical_data()
+
+
+def _model(case: str, lib: Any) -> tuple[Callable, tuple]:
+    """(logp of the inputs, input values) of a model case, for ``lib``."""
+    if case == "eight_schools":
+        return (lambda *a: models.eight_schools_logp(*a, lib=lib)), models.EIGHT_SCHOOLS_ARGS
+    return (lambda *a: models.hierarchical_logp(*a, data=_HIER, lib=lib)), models.hierarchical_args()
+
+
+def _numpy_model(case: str) -> Callable[[], Any]:
+    """The model's log-density and gradient written by hand in NumPy."""
+    if case == "eight_schools":
+        y, s = models.Y8, models.S8
+        mu, lt, z = (np.asarray(a, float) for a in models.EIGHT_SCHOOLS_ARGS)
+
+        def f() -> tuple:
+            tau = np.exp(lt)
+            r = (y - (mu + tau * z)) / s
+            q = (tau / 5.0) ** 2
+            logp = -0.5 * (r * r).sum() - 0.5 * (z * z).sum() - 0.5 * (mu / 5.0) ** 2 - np.log1p(q) + lt
+            rs = r / s
+            return logp, rs.sum() - mu / 25.0, tau * (rs * z).sum() - 2 * q / (1 + q) + 1, tau * rs - z
+
+        return f
+    d = _HIER
+    g, x, y, groups = d["g"], d["x"], d["y"], d["groups"]
+    n = len(y)
+    a, b, mu_a, lt, ls = models.hierarchical_args()
+
+    def f() -> tuple:
+        tau, sigma = np.exp(lt), np.exp(ls)
+        r = (y - (a[g] + b * x)) / sigma
+        u = (a - mu_a) / tau
+        logp = -0.5 * (r * r).sum() - n * ls - 0.5 * (u * u).sum() - groups * lt - 0.5 * mu_a**2 - 0.5 * b**2
+        rs = r / sigma
+        da = np.bincount(g, rs, groups) - u / tau
+        return logp, da, (rs * x).sum() - b, (u / tau).sum() - mu_a, (u * u).sum() - groups, (r * r).sum() - n
+
+    return f
+
+
+def _median_us(fn: Callable[[], Any], batch: int = 100, reps: int = 15) -> float:
+    """Median over ``reps`` batches of ``batch`` calls, per call, in µs."""
+    for _ in range(batch):
+        fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        times.append((time.perf_counter() - t0) / batch)
+    return statistics.median(times) * 1e6
+
+
+def run_arignote_models(cases: list[str]) -> dict[str, dict[str, float]]:
+    ensure_repo_importable()
+    import arignote
+    import arignote.tensor as pt
+    from arignote.compile.mode import Mode
+    from arignote.link.numba import NumbaLinker, numba_available, wait_for_kernels
+
+    out: dict[str, dict[str, float]] = {}
+    for case in cases:
+        logp_of, args = _model(case, pt)
+        ins = [pt.tensor(f"i{k}", dtype="float64", shape=(None,) * np.ndim(a)) for k, a in enumerate(args)]
+        logp = logp_of(*ins)
+        outs = [logp, *arignote.grad(logp, ins)]
+        modes = {"tier 1": Mode(NumbaLinker(jit="never"), "fast_run")}
+        if numba_available():
+            modes["NUMBA (whole graph)"] = "NUMBA"
+            modes["FAST_RUN settled"] = Mode(NumbaLinker(jit="background"), "fast_run")
+        for name, mode in modes.items():
+            f = arignote.function(ins, outs, mode=mode)
+            for _ in range(40):  # (FAST_RUN: the probe times a call, then compiles)
+                f(*args)
+            wait_for_kernels(600)
+            for _ in range(10):  # (the trial: each tier timed)
+                f(*args)
+            whole = getattr(f.vm, "whole", None)
+            if whole is not None and name == "FAST_RUN settled":
+                print(f"{case}: FAST_RUN's whole graph: {whole.state} {whole.reason}", file=sys.stderr)
+            out.setdefault(case, {})[f"arignote {name}"] = _median_us(lambda f=f: f(*args)) / 1e3
+        out[case]["numpy"] = _median_us(_numpy_model(case)) / 1e3
+    return out
+
+
+def run_peer_models(cases: list[str]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    if importable("pytensor"):
+        import pytensor
+        import pytensor.tensor as ptt
+
+        for case in cases:
+            logp_of, args = _model(case, ptt)
+            ins = [
+                ptt.tensor(f"i{k}", dtype="float64", shape=(None,) * np.ndim(a)) for k, a in enumerate(args)
+            ]
+            logp = logp_of(*ins)
+            f = pytensor.function(ins, [logp, *pytensor.grad(logp, ins)])
+            out.setdefault(case, {})["pytensor (numba)"] = _median_us(lambda f=f, a=args: f(*a)) / 1e3
+    if importable("jax"):
+        import jax
+        import jax.numpy as jnp
+
+        jax.config.update("jax_enable_x64", True)
+        for case in cases:
+            logp_of, args = _model(case, jnp)
+            fn = jax.jit(jax.value_and_grad(logp_of, argnums=tuple(range(len(args)))))
+            jargs = [np.asarray(a) for a in args]
+            out.setdefault(case, {})["jax"] = (
+                _median_us(lambda fn=fn, a=jargs: jax.block_until_ready(fn(*a))) / 1e3
+            )
+    return out
 
 
 def _median_ms(fn: Callable[[], Any], calls: int) -> float:
@@ -79,6 +201,10 @@ def _median_ms(fn: Callable[[], Any], calls: int) -> float:
 
 
 def run_arignote(cases: list[str], calls: int) -> dict[str, dict[str, float]]:
+    out = run_arignote_models([c for c in cases if c in MODEL_CASES])
+    cases = [c for c in cases if c not in MODEL_CASES]
+    if not cases:
+        return out
     ensure_repo_importable()
     import arignote
     import arignote.tensor as pt
@@ -87,9 +213,8 @@ def run_arignote(cases: list[str], calls: int) -> dict[str, dict[str, float]]:
 
     modes = {"tier 1": Mode(NumbaLinker(jit="never"), "fast_run")}
     if numba_available():
-        modes["tier 2 forced"] = "NUMBA"
+        modes["tier 2 forced"] = "NUMBA_KERNELS"
         modes["FAST_RUN settled"] = Mode(NumbaLinker(jit="background", hot_elements=1), "fast_run")
-    out: dict[str, dict[str, float]] = {}
     for case in cases:
         data = _inputs(case)
         syms = {k: (pt.vector(k) if v.ndim == 1 else pt.matrix(k)) for k, v in data.items()}
@@ -112,7 +237,8 @@ class _np_special:
 
 
 def run_peers(cases: list[str], calls: int) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
+    out = run_peer_models([c for c in cases if c in MODEL_CASES])
+    cases = [c for c in cases if c not in MODEL_CASES]
     if importable("pytensor"):
         import pytensor
         import pytensor.tensor as ptt
@@ -191,10 +317,11 @@ def main() -> None:
             print(proc.stderr[-2000:], file=sys.stderr)
     elif importable("pytensor") or importable("jax"):
         peers = run_peers(cases, a.calls)
-    print(f"median call, ms (load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores)")
+    print(f"median call, ms; models in µs (load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores)")
     for case in cases:
         row = {**results.get(case, {}), **peers.get(case, {})}
-        print(f"{case:9s} " + "  ".join(f"{k}: {v:7.2f}" for k, v in row.items()))
+        scale = 1e3 if case in MODEL_CASES else 1.0  # (models: µs)
+        print(f"{case:9s} " + "  ".join(f"{k}: {v * scale:7.2f}" for k, v in row.items()))
     if a.json:
         merged = {case: {**results.get(case, {}), **peers.get(case, {})} for case in cases}
         with open(a.json, "w") as fh:

@@ -156,7 +156,7 @@ def run_arignote_models(cases: list[str]) -> dict[str, dict[str, float]]:
             whole = getattr(f.vm, "whole", None)
             if whole is not None and name == "FAST_RUN settled":
                 print(f"{case}: FAST_RUN's whole graph: {whole.state} {whole.reason}", file=sys.stderr)
-            out.setdefault(case, {})[f"arignote {name}"] = _median_us(lambda f=f: f(*args)) / 1e3
+            out.setdefault(case, {})[f"arignote {name}"] = _median_us(lambda f=f, a=args: f(*a)) / 1e3
         out[case]["numpy"] = _median_us(_numpy_model(case)) / 1e3
     return out
 

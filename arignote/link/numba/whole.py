@@ -28,7 +28,6 @@ depend on the tier.
 
 from __future__ import annotations
 
-import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -80,7 +79,17 @@ class WholeGraph:
         self.reason = ""
         self.state = "off"
         self.timings: dict[str, float] = {}
-        self._lock = threading.Lock()
+        # what runs the call when the whole-graph function does not: None (the generated
+        # body after the prologue) or a hook running another tier-1 function and returning
+        # True (the linker's, once no node needs its per-node tier-2 thunk)
+        self.fallback: Callable[[], bool] | None = None
+
+    def set_fallback(self, fallback: Callable[[], bool]) -> None:
+        """Run ``fallback`` instead of the generated body whenever the whole-graph function
+        is not in use (now, if nothing else is bound)."""
+        self.fallback = fallback
+        if self.namespace.get("_whole") is None:
+            self.namespace["_whole"] = fallback
 
     @property
     def source(self) -> str | None:
@@ -131,7 +140,7 @@ class WholeGraph:
         ns["_whole"] = None
         try:
             t0 = time.perf_counter()
-            ns["run"]()
+            (self.fallback or ns["run"])()
             return time.perf_counter() - t0
         finally:
             ns["_whole"] = saved
@@ -146,7 +155,7 @@ class WholeGraph:
             dt = self._tier1_time()  # (this call's work: done on tier 1)
             per_node = dt * 1e6 / max(len(self.nodes), 1)
             self.timings["tier 1 probe (µs)"] = dt * 1e6
-            self.namespace["_whole"] = None
+            self.namespace["_whole"] = self.fallback
             if per_node >= NODE_US:
                 self.state = "tier 1 (array work dominates)"
                 self.reason = f"{per_node:.1f} µs per node on tier 1 (glue-bound under {NODE_US} µs)"
@@ -180,7 +189,7 @@ class WholeGraph:
                     self.namespace["_whole"] = whole
                     self.state = "in use"
                 else:
-                    self.namespace["_whole"] = None
+                    self.namespace["_whole"] = self.fallback
                     self.state = "tier 1 (faster than the whole-graph function)"
                     self.reason = f"whole graph {w:.1f} µs, tier 1 {t:.1f} µs per call"
             return True

@@ -10,7 +10,9 @@ Three cases, float64:
 
 arignote runs in its default mode (the Scan's loop in Python over one compiled inner
 function) and, when JAX is importable here, in ``mode="JAX"`` ("arignote-jax": the Scan
-becomes one ``lax.scan``).
+becomes one ``lax.scan``), and when Numba is importable, in ``mode="NUMBA"``
+("arignote-numba": the whole graph, the loop included, one Numba function; its compile is
+a cold one unless ``ARIGNOTE_CACHE_DIR`` holds it already).
 
 For each library: "compile" is building the graph, compiling and the first call (for JAX
 the first call of the ``jax.jit`` function, which traces and compiles; for PyTensor its
@@ -193,6 +195,7 @@ def build_jax(case: str) -> Callable:
 BUILDERS = {
     "arignote": build_arignote,
     "arignote-jax": lambda case: build_arignote(case, mode="JAX"),
+    "arignote-numba": lambda case: build_arignote(case, mode="NUMBA"),
     "pytensor": build_pytensor,
     "jax": build_jax,
 }
@@ -257,7 +260,7 @@ def report(records: list[dict], meta: dict) -> tuple[str, bool]:
         peers = [by.get((p, case), {}) for p in ("pytensor", "jax")]
         best_call = min((p["call"] for p in peers if "call" in p), default=None)
         jax_compile = by.get(("jax", case), {}).get("compile")
-        for lib in ("arignote", "arignote-jax", "pytensor", "jax"):
+        for lib in ("arignote", "arignote-numba", "arignote-jax", "pytensor", "jax"):
             r = by.get((lib, case))
             if r is None:
                 continue
@@ -315,6 +318,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         records.append(measure("arignote", case, args.repeats))
         if importable("jax"):  # arignote's JAX backend: the Scan as one lax.scan
             records.append(measure("arignote-jax", case, args.repeats))
+        if importable("numba"):  # the whole graph, its loop included, as one Numba function
+            records.append(measure("arignote-numba", case, args.repeats))
         records.extend(measure(lib, case, args.repeats) for lib in local)
         if peer is not None:
             records.extend(peer.request(case))

@@ -54,6 +54,8 @@ LAYERS: tuple[tuple[str, int], ...] = (
     # the JAX backend translates every Op, inner-graph Ops included (IfElse -> lax.cond,
     # OpFromGraph inlined, Scan -> lax.scan): it sits with them, above compile
     ("arignote.link.jax.*", 8),
+    # the Numba function of the Scan Op: it reads the Op, an inner-graph Op
+    ("arignote.link.numba.dispatch.scan", 8),
     ("arignote.link.*", 6),
     ("arignote.printing.*", 6),
     # OpFromGraph is an inner-graph Op; its home keeps PyTensor's path under compile
@@ -102,6 +104,10 @@ LAZY_UPWARD: dict[tuple[str, str], str] = {
     ("arignote.compile.mode", "arignote.link.jax.linker"): (
         "mode='JAX' and Mode(linker='jax') import the JAX backend on first use: JAX is an "
         "optional dependency that import arignote never imports"
+    ),
+    ("arignote.link.numba.graph", "arignote.link.numba.dispatch.scan"): (
+        "planning a graph registers the Scan Op's Numba function, which sits with the "
+        "inner-graph Ops (it reads the Scan Op)"
     ),
     ("arignote.graph.basic", "arignote.printing.debug"): (
         "Variable.dprint prints the graph: a convenience method PyTensor has on every Variable"

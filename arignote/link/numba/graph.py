@@ -90,7 +90,13 @@ def _array_type(dtype: str, ndim: int) -> str:
 
 
 class _Writer:
-    def __init__(self, fgraph: FunctionGraph, nodes: list[Apply]):
+    """Writes a graph's function: ``kernel`` (the module's entry, ``inner=False``) or, for
+    an inner graph (``inner=True``), a helper taking its inputs' values as they are (0-d as
+    scalars) and returning its outputs' (see :func:`inner_function`)."""
+
+    def __init__(self, fgraph: FunctionGraph, nodes: list[Apply], inner: bool = False):
+        self.inner = inner
+        self.extra: list[str] = []  # helpers' own module-level definitions, in order
         self.fgraph = fgraph
         self.nodes = nodes
         self.helpers: dict[str, str] = {}  # source -> name
@@ -145,8 +151,19 @@ class _Writer:
             return name
         raise NoNumbaImpl(f"{var} is not computed before it is used")
 
-    def helper(self, node: Apply) -> tuple[str, tuple]:
+    def array_arg(self, value: np.ndarray) -> str:
+        """A new argument holding the array ``value`` (a writeable copy)."""
+        name = self.fresh(None, f"k{len(self.consts)}")
+        self.args.append(name)
+        self.arg_types.append(_array_type(value.dtype.name, value.ndim))
+        self.consts.append(np.array(value, copy=True))
+        return name
+
+    def helper(self, node: Apply) -> tuple[str, list[str]]:
         impl = numba_funcify(node.op, node)
+        for text in impl.helpers:
+            if text not in self.extra:
+                self.extra.append(text)
         text = impl.source
         if not text.startswith("def impl("):
             raise ValueError(f"numba_funcify({node.op}) must define impl first, got {text[:40]!r}")
@@ -159,16 +176,33 @@ class _Writer:
                 "@numba.njit(nogil=True, error_model='numpy', boundscheck=False)\n"
                 + text.replace("def impl(", f"def {name}(", 1)
             )
-        return name, impl.consts
+        consts = []
+        for c in impl.consts:
+            if isinstance(c, np.ndarray) and c.ndim > 0:
+                if c.dtype.name not in SUPPORTED_DTYPES:
+                    raise NoNumbaImpl(f"a constant of dtype {c.dtype}")
+                consts.append(self.array_arg(c))
+            else:
+                consts.append(self.packed(c))
+        return name, consts
 
-    def write(self) -> GraphPlan:
+    def _inner(self, head: list[str], body: list[str]) -> InnerFunction:
+        lines = [*body[:-1], body[-1].rstrip(",") + ("," if len(self.fgraph.outputs) == 1 else "")]
+        text = f"def inner({', '.join(self.args)}):\n" + "\n".join(lines) + "\n"
+        name = f"inner_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+        definition = "@numba.njit(nogil=True, error_model='numpy', boundscheck=False)\n" + text.replace(
+            "def inner(", f"def {name}(", 1
+        )
+        return InnerFunction(name, (*self.extra, *self.helper_text, definition), tuple(self.consts))
+
+    def write(self) -> GraphPlan | InnerFunction:
         fg = self.fgraph
         body: list[str] = []
         for var in fg.inputs:
             t = var.type
             if not isinstance(t, TensorType) or t.dtype not in SUPPORTED_DTYPES:
                 raise NoNumbaImpl(f"the input {var} of Type {t}")
-            if t.ndim == 0:
+            if t.ndim == 0 and not self.inner:
                 arg = self.fresh(f"a_{var.name or ''}", f"a{len(self.args)}")
                 local = self.fresh(var.name, f"x{len(self.args)}")
                 body.append(f"    {local} = {arg}[()]")
@@ -177,12 +211,10 @@ class _Writer:
             self.args.append(arg)
             self.arg_types.append(_array_type(t.dtype, t.ndim))
             self.names[var] = local
-        n_inputs = len(self.args)
         for k, node in enumerate(self.nodes):
             try:
                 name, own = self.helper(node)
-                args = [self.ref(v) for v in node.inputs]
-                args += [self.packed(c) for c in own]
+                args = [self.ref(v) for v in node.inputs] + own
             except NoNumbaImpl as err:
                 raise NoNumbaImpl(f"node {k} ({_label(node)}): {err}") from None
             outs = []
@@ -193,7 +225,10 @@ class _Writer:
         rets, kinds, dtypes = [], [], []
         for v in fg.outputs:
             expr = self.ref(v)
-            if isinstance(v.type, TensorType) and v.type.ndim == 0:
+            if self.inner:
+                rets.append(expr)
+                kinds.append("value")
+            elif isinstance(v.type, TensorType) and v.type.ndim == 0:
                 wrap = f"_0d_{v.type.dtype}"
                 self.wrap0d.add(v.type.dtype)
                 rets.append(f"{wrap}({expr})")
@@ -224,20 +259,42 @@ class _Writer:
                 "",
                 "",
             ]
-        for text in self.helper_text:
+        for text in [*self.extra, *self.helper_text]:
             head += [text, ""]
         sig = ",\n    ".join(self.arg_types)
         head += [f"_SIG = (\n    {sig}{',' if len(self.arg_types) == 1 else ''}\n)", "", ""]
         head.append("@numba.njit([_SIG], cache=True, nogil=True, error_model='numpy', boundscheck=False)")
         head.append(f"def kernel({', '.join(self.args)}):")
+        if self.inner:
+            return self._inner(head, body)
         source = "\n".join(head + body) + "\n"
         key = hashlib.sha256(f"arignote-graph-{GRAPH_FORMAT}\n{source}".encode()).hexdigest()[:40]
-        del n_inputs
         return GraphPlan(source, key, tuple(self.consts), tuple(kinds), tuple(dtypes), len(self.nodes))
+
+
+@dataclass(frozen=True)
+class InnerFunction:
+    """An inner graph's Numba function (:func:`inner_function`): ``name``, ``definitions``
+    (the module-level texts it needs, its own last), ``consts`` (arrays passed after its
+    inputs, in order)."""
+
+    name: str
+    definitions: tuple
+    consts: tuple
+
+
+def inner_function(fgraph: FunctionGraph) -> InnerFunction:
+    """The Numba function computing ``fgraph`` (an inner graph, e.g. a loop's step): it takes
+    the inputs' values (0-d ones as scalars), then :attr:`InnerFunction.consts`, and returns
+    the outputs' values as a tuple; raises ``NoNumbaImpl`` as :func:`plan_graph`."""
+    return _Writer(fgraph, fgraph.toposort(), inner=True).write()
 
 
 def plan_graph(fgraph: FunctionGraph, nodes: list[Apply] | None = None) -> GraphPlan:
     """The whole-graph Numba function of ``fgraph`` (``nodes``: its topological order);
     raises :class:`~arignote.link.numba.dispatch.NoNumbaImpl` naming the first node (or
     input) the backend cannot write."""
+    # the Scan Op's function: registered from its own layer (it reads the Scan Op)
+    import arignote.link.numba.dispatch.scan  # noqa: F401
+
     return _Writer(fgraph, fgraph.toposort() if nodes is None else nodes).write()

@@ -333,8 +333,17 @@ class NumbaLinker(PyGenLinker):
         profile: Any = None,
         thunk_maker: Callable | None = None,
     ) -> tuple[Any, list[list]]:
+        # (the state kept between _thunk_nodes and _attach; a nested make_vm, e.g. a Scan's
+        # inner function compiled while the outer graph is planned, must leave it as it was)
+        names = ("_pending", "_whole_args", "_storage", "_no_recycling")
+        saved = {k: self.__dict__[k] for k in names if k in self.__dict__}
         self._no_recycling = list(no_recycling)  # (for the direct tier-1 function, if made)
-        return super().make_vm(fgraph, input_storage, no_recycling, profile, thunk_maker)
+        try:
+            return super().make_vm(fgraph, input_storage, no_recycling, profile, thunk_maker)
+        finally:
+            for k in names:
+                self.__dict__.pop(k, None)
+            self.__dict__.update(saved)
 
     def __str__(self) -> str:
         return repr(self)

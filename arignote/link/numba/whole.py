@@ -152,8 +152,14 @@ class WholeGraph:
             count[0] += 1
             if count[0] < PROBE_CALLS:
                 return False
+            # a loop's steps count as nodes: each is a call of its step's glue
+            stats = [
+                n.op.loop_stats for n in self.nodes if isinstance(getattr(n.op, "loop_stats", None), dict)
+            ]
+            before = sum(s.get("steps", 0) for s in stats)
             dt = self._tier1_time()  # (this call's work: done on tier 1)
-            per_node = dt * 1e6 / max(len(self.nodes), 1)
+            steps = sum(s.get("steps", 0) for s in stats) - before
+            per_node = dt * 1e6 / max(len(self.nodes) + steps, 1)
             self.timings["tier 1 probe (µs)"] = dt * 1e6
             self.namespace["_whole"] = self.fallback
             if per_node >= NODE_US:

@@ -361,3 +361,66 @@ def test_kernels_mode_keeps_per_node_kernels():
     x, y = pt.vectors("x", "y")
     f = arignote.function([x, y], pt.sum(x * y - x), mode="NUMBA_KERNELS")
     assert f.vm.whole is None and [s.state for s in f.vm.tier2] == ["tier 2"]
+
+
+# -- scan: the whole loop compiled --------------------------------------------------------------
+
+
+def _scans():
+    v, y0 = pt.dvector("v"), pt.dvector("y0")
+    M, acc0 = pt.dmatrix("M"), pt.dvector("acc0")
+    x0, a = pt.dscalar("x0"), pt.dscalar("a")
+    n = pt.lscalar("n")
+    # a scalar recurrence with a non-sequence and a symbolic number of steps (0 included)
+    xs, _ = arignote.scan(lambda x, a: x * a + 1.0, outputs_info=[x0], non_sequences=[a], n_steps=n)
+    # taps on a sequence and on an output (two rows of initial value)
+    fib, _ = arignote.scan(
+        lambda s_prev, s, y2, y1: s + y1 - 0.5 * y2 + s_prev,
+        sequences=[{"input": v, "taps": [-1, 0]}],
+        outputs_info=[{"initial": y0, "taps": [-2, -1]}],
+    )
+    # several outputs: a vector state and an output not fed back (nit-sot), rows of a matrix
+    (accs, twice), _ = arignote.scan(
+        lambda row, acc, a: [acc + row * a, pt.exp(row) * 2],
+        sequences=[M],
+        outputs_info=[acc0, None],
+        non_sequences=[a],
+    )
+    # backwards
+    back, _ = arignote.scan(
+        lambda e, acc: acc * 0.5 + e,
+        sequences=[v],
+        outputs_info=[pt.constant(np.float64(0.0))],
+        go_backwards=True,
+    )
+    ins = [v, y0, M, acc0, x0, a, n]
+    return ins, [xs, fib, accs, twice, back]
+
+
+def test_scan_loops_compiled_match_the_python_loop():
+    ins, outs = _scans()
+    f, ref = _whole(ins, outs), _ref(ins, outs)
+    assert "Scan" in _op_types(f)
+    assert "def scan_" in f.vm.whole.source and "for t in range(n):" in f.vm.whole.source
+    rng = np.random.default_rng(3)
+    args = [rng.normal(size=9), np.array([0.5, -1.0]), rng.normal(size=(4, 3)), np.zeros(3), np.array(0.3)]
+    for steps in (7, 1, 0):
+        _check(f, ref, [*args, np.array(0.9), np.asarray(steps)], 1e-12)
+    # a sequence too short for its taps: zero steps, as the Python loop gives
+    short = [np.ones(1), *args[1:], np.array(0.9), np.asarray(3)]
+    _check(f, ref, short, 1e-12)
+    # a step that raises (rows of 2 added to a state of 3): the reference VM's error
+    bad = [args[0], args[1], np.ones((4, 2)), *args[3:], np.array(0.9), np.asarray(3)]
+    with pytest.raises(ValueError) as want:
+        ref(*bad)
+    with pytest.raises(ValueError) as got:
+        f(*bad)
+    assert str(got.value).split("\n")[0] == str(want.value).split("\n")[0]
+
+
+def test_scan_keeping_only_its_last_rows_stays_on_the_python_loop():
+    x0, a = pt.dscalar("x0"), pt.dscalar("a")
+    xs, _ = arignote.scan(lambda x, a: x * a + 1.0, outputs_info=[x0], non_sequences=[a], n_steps=50)
+    f, ref = arignote.function([x0, a], xs[-1], mode="NUMBA"), _ref([x0, a], xs[-1])
+    assert f.vm.whole.state.startswith("tier 1") and "ring" in f.vm.whole.reason
+    np.testing.assert_allclose(f(0.5, 0.9), ref(0.5, 0.9))

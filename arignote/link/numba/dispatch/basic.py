@@ -50,10 +50,13 @@ class NoNumbaImpl(TypeError):
 @dataclass(frozen=True)
 class NumbaImpl:
     """A node's Numba function: ``source`` defines ``impl`` (see the module's doc);
-    ``consts`` are passed after the node's inputs, in order (NumPy scalars)."""
+    ``consts`` are passed after the node's inputs, in order (NumPy scalars or arrays);
+    ``helpers``: module-level definitions ``impl`` calls (each a decorated function whose
+    name is unique to its text, e.g. an inner graph's function)."""
 
     source: str
     consts: tuple = ()
+    helpers: tuple = ()
 
 
 @functools.singledispatch

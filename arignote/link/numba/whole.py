@@ -5,8 +5,9 @@ A graph of many nodes on small arrays spends its call in per-node glue (about 0.
 node), which a single compiled function does not pay. Tier 1's function starts with ``if
 _whole is not None and _whole(): return``; this module binds ``_whole``:
 
-* ``"auto"`` (FAST_RUN's, ``jit="background"``): a probe counts calls; at the
-  :data:`PROBE_CALLS`-th it times one tier-1 call, and when the time per node is below
+* ``"auto"`` (FAST_RUN's, ``jit="background"``): a probe counts calls; from the
+  :data:`PROBE_CALLS`-th it times :data:`PROBE_TIMED` tier-1 calls, and when the least
+  time per node (a loop's steps counted as nodes) is below
   :data:`NODE_US` (small arrays: glue-bound) it writes the graph's Numba function
   (:func:`~arignote.link.numba.graph.plan_graph`) and has it compiled out of process into the
   disk cache, as the per-node kernels are (a later process finds it at once). Nothing waits
@@ -45,6 +46,8 @@ __all__ = ["WHOLE_CHOICES", "WholeGraph", "PROBE_CALLS", "NODE_US"]
 WHOLE_CHOICES = ("auto", "always", "never")
 #: calls on tier 1 before the probe times one ("auto")
 PROBE_CALLS = 32
+#: tier-1 calls the probe times (the least of them counts)
+PROBE_TIMED = 3
 #: µs per node of a tier-1 call under which the graph is glue-bound ("auto")
 NODE_US = 8.0
 #: timed calls of each tier in the trial ("auto")
@@ -147,20 +150,22 @@ class WholeGraph:
 
     def _probe(self) -> Callable[[], bool]:
         count = [0]
+        timed: list[float] = []
+        # a loop's steps count as nodes: each is a call of its step's glue
+        stats = [n.op.loop_stats for n in self.nodes if isinstance(getattr(n.op, "loop_stats", None), dict)]
 
         def probe() -> bool:
             count[0] += 1
             if count[0] < PROBE_CALLS:
                 return False
-            # a loop's steps count as nodes: each is a call of its step's glue
-            stats = [
-                n.op.loop_stats for n in self.nodes if isinstance(getattr(n.op, "loop_stats", None), dict)
-            ]
             before = sum(s.get("steps", 0) for s in stats)
             dt = self._tier1_time()  # (this call's work: done on tier 1)
             steps = sum(s.get("steps", 0) for s in stats) - before
-            per_node = dt * 1e6 / max(len(self.nodes) + steps, 1)
-            self.timings["tier 1 probe (µs)"] = dt * 1e6
+            timed.append(dt * 1e6 / max(len(self.nodes) + steps, 1))
+            if len(timed) < PROBE_TIMED:
+                return True
+            per_node = min(timed)  # (the least disturbed by other work on the machine)
+            self.timings["tier 1 probe (µs per node)"] = per_node
             self.namespace["_whole"] = self.fallback
             if per_node >= NODE_US:
                 self.state = "tier 1 (array work dominates)"

@@ -314,11 +314,12 @@ def test_a_graph_with_an_op_without_numba_runs_on_the_per_node_tiers():
 
 def test_fast_run_probes_compiles_in_the_background_and_measures(monkeypatch):
     monkeypatch.setattr(wg, "PROBE_CALLS", 3)
+    monkeypatch.setattr(wg, "NODE_US", 1e9)  # (glue-bound, however loaded the machine is)
     ins, outs, args = eight_schools()
     mode = Mode(nl.NumbaLinker(jit="background"), "fast_run")
     f, ref = arignote.function(ins, outs, mode=mode), _ref(ins, outs)
     assert f.vm.whole.state == "probing"
-    for _ in range(3):
+    for _ in range(2 + wg.PROBE_TIMED):
         _check(f, ref, args, 1e-12)
     assert f.vm.whole.state in ("compiling", "trial")
     assert nl.wait_for_kernels(300)
@@ -334,7 +335,7 @@ def test_large_arrays_stay_on_tier_1(monkeypatch):
     monkeypatch.setattr(wg, "NODE_US", 0.0)  # (every graph counts as array-bound)
     x = pt.vector("x")
     f = arignote.function([x], pt.exp(x) + 1, mode=Mode(nl.NumbaLinker(jit="background"), "fast_run"))
-    for _ in range(3):
+    for _ in range(1 + wg.PROBE_TIMED):
         f(np.ones(10))
     assert f.vm.whole.state == "tier 1 (array work dominates)"
     assert "per node" in f.vm.whole.reason
@@ -424,3 +425,20 @@ def test_scan_keeping_only_its_last_rows_stays_on_the_python_loop():
     f, ref = arignote.function([x0, a], xs[-1], mode="NUMBA"), _ref([x0, a], xs[-1])
     assert f.vm.whole.state.startswith("tier 1") and "ring" in f.vm.whole.reason
     np.testing.assert_allclose(f(0.5, 0.9), ref(0.5, 0.9))
+
+
+def test_settled_tier2_nodes_are_written_out_again(monkeypatch):
+    monkeypatch.setattr(wg, "PROBE_CALLS", 2)
+    monkeypatch.setattr(wg, "NODE_US", 0.0)  # (no whole-graph function here)
+    x, y = pt.vectors("x", "y")
+    out = (x * y + x) * (y - 2.5)
+    f = arignote.function([x, y], out, mode=Mode(nl.NumbaLinker(jit="background"), "fast_run"))
+    (slot,) = f.vm.tier2  # the fused node runs through a tier-2 thunk while it is watched
+    assert f.vm.whole.fallback is None
+    a, b = np.linspace(0, 1, 5), np.linspace(1, 2, 5)
+    for _ in range(70):
+        np.testing.assert_allclose(f(a, b), (a * b + a) * (b - 2.5))
+    assert slot.state == "tier 1 (small arrays)"
+    # the graph generated again, the fused node written out as tier 1 writes it (no thunk)
+    assert f.vm.whole.fallback is not None and "thunk" not in f.vm.direct_source
+    np.testing.assert_allclose(f(a, b), (a * b + a) * (b - 2.5))

@@ -484,6 +484,8 @@ class NumbaLinker(PyGenLinker):
             whole.namespace = runner.__globals__
             runner.whole = whole
             whole.start()
+            if whole.state == "in use" and whole.outputs_fresh():
+                runner.fresh_outputs = True  # (read by the compiled Function: no alias checks)
             tier_impl = runner.impl_of
 
             def whole_impl_of(node: Apply) -> str:

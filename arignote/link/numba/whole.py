@@ -208,6 +208,27 @@ class WholeGraph:
         self.state = "trial"
         self.namespace["_whole"] = trial
 
+    def outputs_fresh(self) -> bool:
+        """Whether every output is an array no other value can hold, whichever tier computes
+        the call: computed by a node that makes no view of an input for it (an in-place
+        result overwrites a value computed in the call), and given once. A compiled
+        function's arrays all look like views to NumPy (their memory is Numba's), so the
+        caller's check for aliases would compare each output with every input on each call."""
+        outs = self.fgraph.outputs
+        if len(set(outs)) != len(outs):
+            return False
+        for v in outs:
+            node = v.owner
+            if node is None:
+                return False
+            k = node.outputs.index(v)
+            if k in (getattr(node.op, "view_map", None) or {}):
+                return False
+            for i in (getattr(node.op, "destroy_map", None) or {}).get(k, ()):
+                if node.inputs[i].owner is None:
+                    return False
+        return True
+
     def install(self, kernel: Callable) -> None:
         self.namespace["_whole"] = self.runner(kernel)
         self.state = "in use"

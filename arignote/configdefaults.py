@@ -28,7 +28,16 @@ config = Config(
             "mode",
             "FAST_RUN",
             "default compilation mode of function()",
-            enum("FAST_RUN", "FAST_COMPILE", "DebugMode", "NanGuardMode", "PYTHON", "NUMBA"),
+            enum(
+                "FAST_RUN",
+                "FAST_COMPILE",
+                "DebugMode",
+                "NanGuardMode",
+                "PYTHON",
+                "NUMBA",
+                "NUMBA_KERNELS",
+                "JAX",
+            ),
         ),
         ConfigParam(
             "on_opt_error",

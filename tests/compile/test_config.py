@@ -128,3 +128,11 @@ def test_a_config_of_its_own(monkeypatch):
     assert c.debug is True and c.level == "low"
     c.level = "high"
     assert "level = 'high': how much" in c.describe()
+
+
+def test_the_mode_flag_accepts_every_predefined_mode():
+    from arignote.compile.mode import predefined_modes
+
+    for name in predefined_modes:  # what CI sets through ARIGNOTE_FLAGS=mode=...
+        with config.change_flags(mode=name):
+            assert config.mode == name

@@ -46,6 +46,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import REPO_ROOT, environment, table
+from models import EIGHT_SCHOOLS_ARGS, eight_schools_logp
 
 if REPO_ROOT not in sys.path:
     sys.path.insert(0, REPO_ROOT)
@@ -60,9 +61,6 @@ from arignote.link.jax import JAXLinker
 
 WORKLOADS = ("eight_schools", "hierarchical", "elementwise", "reductions", "softmax", "mlp_train", "logistic")
 
-Y8 = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
-S8 = np.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
-
 
 class Workload:
     """``graph()`` -> (inputs, outputs, updates) of arignote; ``hand`` the JAX function;
@@ -74,16 +72,7 @@ class Workload:
 
 
 def eight_schools(quick: bool) -> Workload:
-    def logp_of(mu: Any, log_tau: Any, z: Any, lib: Any) -> Any:
-        tau = lib.exp(log_tau)
-        theta = mu + tau * z
-        return (
-            (-0.5 * ((Y8 - theta) / S8) ** 2).sum()
-            - 0.5 * (z**2).sum()
-            - 0.5 * (mu / 5.0) ** 2
-            - lib.log1p((tau / 5.0) ** 2)
-            + log_tau
-        )
+    logp_of = eight_schools_logp
 
     def graph() -> tuple:
         mu, log_tau, z = pt.dscalar("mu"), pt.dscalar("log_tau"), pt.dvector("z")
@@ -94,7 +83,7 @@ def eight_schools(quick: bool) -> Workload:
         value, grads = jax.value_and_grad(lambda *a: logp_of(*a, jnp), argnums=(0, 1, 2))(mu, log_tau, z)
         return (value, *grads)
 
-    return Workload("eight_schools", graph, hand, [np.array(0.5), np.array(0.1), np.linspace(-1, 1, 8)])
+    return Workload("eight_schools", graph, hand, list(EIGHT_SCHOOLS_ARGS))
 
 
 def hierarchical(quick: bool) -> Workload:

@@ -829,12 +829,7 @@ class ReadsPart:
     ) -> list:
         """The output gradient added into zeros shaped like ``x`` at the indexed places
         (a place indexed more than once gets each of its terms); the index is disconnected."""
-        x, *idx = inputs
-        rest = [disconnected_type() for _ in idx]
-        if not is_float(x):
-            return [_zero_grad(x), *rest]
-        gx = self._inc_op()(_zero_grad(x), output_grads[0], *idx)
-        return [_grad_like(gx, x), *rest]
+        return self._pullback(inputs, output_grads, None)
 
     def pullback_in_pass(
         self,
@@ -846,15 +841,24 @@ class ReadsPart:
     ) -> list:
         """:meth:`pullback`, with one zeros buffer per ``x`` for the whole pass: the
         gradient of ``x[0] + x[1] + ...`` builds one ``zeros_like(x)``, not one per term."""
-        x, *idx = inputs
-        if not is_float(x) or type(self).pullback is not ReadsPart.pullback:
+        if type(self).pullback is not ReadsPart.pullback:
             return self.pullback(inputs, outputs, output_grads)
-        key = (ReadsPart, x)
-        zeros = memo.get(key)
+        return self._pullback(inputs, output_grads, memo)
+
+    def _pullback(
+        self, inputs: Sequence[Variable], output_grads: Sequence[Variable], memo: dict | None
+    ) -> list:
+        x, *idx = inputs
+        rest = [disconnected_type() for _ in idx]
+        if not is_float(x):
+            return [_zero_grad(x), *rest]
+        zeros = None if memo is None else memo.get((ReadsPart, x))
         if zeros is None:
-            zeros = memo[key] = _zero_grad(x)
+            zeros = _zero_grad(x)
+            if memo is not None:
+                memo[(ReadsPart, x)] = zeros
         gx = self._inc_op()(zeros, output_grads[0], *idx)
-        return [_grad_like(gx, x), *(disconnected_type() for _ in idx)]
+        return [_grad_like(gx, x), *rest]
 
     def pushforward(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]

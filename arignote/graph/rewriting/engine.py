@@ -322,7 +322,7 @@ def _rewrite_one(
     if node not in fgraph.apply_nodes:
         return 0
     op = node.op
-    _OFFER[:] = [fgraph, node, {}]
+    _OFFER[0], _OFFER[1], _OFFER[2] = fgraph, node, None  # (its memo made when a rule asks)
     for rule, instances in rules.for_op(op):
         if instances is not None and not op_matches(op, instances):
             continue
@@ -332,7 +332,7 @@ def _rewrite_one(
         pairs, remove = _as_replacements(rule, node, result)
         if not pairs:
             continue
-        _OFFER[:] = [None, None, {}]  # the graph changes: what was read of it is stale
+        _OFFER[0] = _OFFER[1] = _OFFER[2] = None  # the graph changes: what was read of it is stale
         if config.trace_rewrites:
             print(f"rewrite {rule.name} ({rule.where}): {node} -> {[str(n) for _, n in pairs]}")
         imported.nodes.clear()
@@ -359,7 +359,7 @@ def _rewrite_one(
 
 
 #: ``[fgraph, node, memo]`` of the node being offered to the rules (see :func:`offer_memo`)
-_OFFER: list = [None, None, {}]
+_OFFER: list = [None, None, None]
 
 
 def offer_memo(fgraph: FunctionGraph, node: Apply) -> dict:
@@ -368,6 +368,8 @@ def offer_memo(fgraph: FunctionGraph, node: Apply) -> dict:
     offers that node, since no rule has changed the graph until one fires. Outside that
     (a rule called directly), a fresh dict."""
     if _OFFER[0] is fgraph and _OFFER[1] is node:
+        if _OFFER[2] is None:
+            _OFFER[2] = {}
         return _OFFER[2]
     return {}
 

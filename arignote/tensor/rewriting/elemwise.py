@@ -16,7 +16,7 @@ from arignote.scalar.type import upcast
 from arignote.tensor.conversion import constant
 from arignote.tensor.elemwise import Elemwise
 
-__all__ = ["elemwise_of", "scalar_op_of", "upcast_constant_inputs"]
+__all__ = ["elemwise_of", "exact_cast", "scalar_op_of", "upcast_constant_inputs"]
 
 
 def elemwise_of(*scalar_op_classes: type) -> list[OpPattern]:
@@ -42,6 +42,19 @@ def scalar_op_of(node: Apply | None) -> Any:
     return op.scalar_op
 
 
+def exact_cast(value: np.ndarray, dtype: str) -> np.ndarray | None:
+    """``value`` converted to ``dtype`` when the conversion loses nothing (the round trip
+    gives it back, NaNs included; to a complex dtype, through the real part), else None."""
+    with np.errstate(all="ignore"):
+        cast_value = value.astype(dtype)
+        back = cast_value.real if cast_value.dtype.kind == "c" and value.dtype.kind != "c" else cast_value
+        back = back.astype(value.dtype)
+    if value.size == 1:  # the usual case, on Python scalars (array_equal costs ~20 µs)
+        a, b = back.item(), value.item()
+        return cast_value if a == b or (a != a and b != b) else None
+    return cast_value if np.array_equal(back, value, equal_nan=value.dtype.kind in "fc") else None
+
+
 @register_rewrite("canonicalize", "fast_run", "fast_compile")
 @node_rewriter([Elemwise])
 def upcast_constant_inputs(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
@@ -62,15 +75,8 @@ def upcast_constant_inputs(fgraph: FunctionGraph, node: Apply) -> list[Variable]
     for k, inp in enumerate(node.inputs):
         if not isinstance(inp, Constant) or inp.type.dtype == dtype:
             continue
-        value = np.asarray(inp.data)
-        cast_value = value.astype(dtype)
-        # the round trip checks the value converts exactly; to a complex dtype, through its real part
-        back = cast_value.real if cast_value.dtype.kind == "c" and value.dtype.kind != "c" else cast_value
-        if value.size == 1:  # the usual case, on Python scalars (array_equal costs ~20 µs)
-            a, b = back.astype(value.dtype).item(), value.item()
-            if not (a == b or (a != a and b != b)):
-                continue
-        elif not np.array_equal(back.astype(value.dtype), value, equal_nan=value.dtype.kind in "fc"):
+        cast_value = exact_cast(np.asarray(inp.data), dtype)
+        if cast_value is None:
             continue
         new_inputs[k] = constant(cast_value)
         changed = True

@@ -60,7 +60,7 @@ from arignote.tensor.elemwise import DimShuffle, Elemwise
 from arignote.tensor.indexing.basic import Subtensor
 from arignote.tensor.products import Dot
 from arignote.tensor.reductions import Sum
-from arignote.tensor.rewriting.elemwise import elemwise_of
+from arignote.tensor.rewriting.elemwise import elemwise_of, exact_cast
 from arignote.tensor.rewriting.elemwise import scalar_op_of as _scalar_op
 from arignote.tensor.shape import MakeVector, Reshape, Shape, Shape_i, SpecifyShape
 from arignote.tensor.type_other import NoneTypeT
@@ -101,13 +101,6 @@ __all__ = [
 
 
 # --- helpers --------------------------------------------------------------------------------
-
-
-def _converts_exactly(value: np.ndarray, dtype: str) -> bool:
-    with np.errstate(all="ignore"):
-        converted = value.astype(dtype)
-        back = converted.real if converted.dtype.kind == "c" and value.dtype.kind != "c" else converted
-        return bool(np.array_equal(back.astype(value.dtype), value, equal_nan=value.dtype.kind in "fc"))
 
 
 def _uniform_value(v: Variable, depth: int = 8) -> np.ndarray | None:
@@ -163,11 +156,7 @@ def _constant_data(v: Variable, dtype: str) -> np.ndarray | None:
 
 
 def _in_dtype(data: np.ndarray, dtype: str) -> np.ndarray | None:
-    if data.dtype != dtype:
-        if not _converts_exactly(data, dtype):
-            return None
-        data = data.astype(dtype)
-    return data
+    return data if data.dtype == dtype else exact_cast(data, dtype)
 
 
 def _broadcast_static(a: Sequence[int | None], b: Sequence[int | None]) -> tuple:

@@ -732,41 +732,60 @@ def _clone_get_equiv(
     return memo
 
 
+def merge_key(var: Variable) -> Any:
+    """The key under which an atomic Variable (a constant) merges with its equals, or None
+    if it cannot be merged (an unhashable or undefined signature)."""
+    try:
+        key = (type(var), var.merge_signature())
+        hash(key)
+    except (TypeError, NotImplementedError):
+        return None
+    return key
+
+
+class OpInterner:
+    """One representative per value of Op, found once per Op object: a node's merge key
+    is then ``(id(representative), *inputs)``, hashed and compared without recomputing an
+    Op's ``__props__`` hash for every node (most nodes share a few Op objects).
+    ``keep_writers_apart``: an Op that overwrites an input (``destroy_map``) gets no key."""
+
+    def __init__(self, keep_writers_apart: bool = False) -> None:
+        self.keep_writers_apart = keep_writers_apart
+        self.by_id: dict[int, tuple[Any, Any]] = {}  # id(op) -> (op, its representative or None)
+        self.by_value: dict = {}
+
+    def key(self, op: Any, inputs: Sequence[Variable]) -> Any:
+        found = self.by_id.get(id(op))
+        if found is None:  # (the entry holds ``op``, so its id stays its own)
+            rep = None
+            if not (self.keep_writers_apart and getattr(op, "destroy_map", None)):
+                try:
+                    rep = self.by_value.setdefault(op, op)
+                except TypeError:  # an unhashable Op never merges
+                    rep = None
+            found = self.by_id[id(op)] = (op, rep)
+        return None if found[1] is None else (id(found[1]), *inputs)
+
+
 class _MergingTable:
     """What a merging copy (``clone_get_equiv(..., merge=True)``) has made: constants by
-    value, nodes by ``(Op, inputs)``, each Op value found once per Op object."""
+    value, nodes by ``(Op, inputs)``; two writers of one value never merge."""
 
     def __init__(self) -> None:
         self.constants: dict = {}
         self.nodes: dict = {}
-        self.op_rep: dict[int, tuple[Any, Any]] = {}  # id(op) -> (op, representative or None)
-        self.op_values: dict = {}
+        self.ops = OpInterner(keep_writers_apart=True)
 
     def constant(self, var: Variable) -> Variable:
-        try:
-            key = (type(var), var.merge_signature())
-            return self.constants.setdefault(key, var)
-        except (TypeError, NotImplementedError):  # (unhashable: kept apart)
-            return var
-
-    def _key(self, op: Any, inputs: list) -> Any:
-        found = self.op_rep.get(id(op))
-        if found is None:  # (the entry holds ``op``, so its id stays its own)
-            rep = None
-            if not getattr(op, "destroy_map", None):  # two writers of one value never merge
-                try:
-                    rep = self.op_values.setdefault(op, op)
-                except TypeError:
-                    rep = None
-            found = self.op_rep[id(op)] = (op, rep)
-        return None if found[1] is None else (id(found[1]), *inputs)
+        key = merge_key(var)
+        return var if key is None else self.constants.setdefault(key, var)
 
     def node(self, op: Any, inputs: list) -> Apply | None:
-        key = self._key(op, inputs)
+        key = self.ops.key(op, inputs)
         return None if key is None else self.nodes.get(key)
 
     def add(self, node: Apply) -> None:
-        key = self._key(node.op, node.inputs)
+        key = self.ops.key(node.op, node.inputs)
         if key is not None:
             self.nodes.setdefault(key, node)
 

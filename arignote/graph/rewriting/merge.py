@@ -17,7 +17,7 @@ from collections import deque
 from typing import Any
 
 from arignote.configdefaults import config
-from arignote.graph.basic import Apply, AtomicVariable, Variable
+from arignote.graph.basic import Apply, AtomicVariable, OpInterner, Variable, merge_key
 from arignote.graph.features import AlreadyThere, Feature
 from arignote.graph.fg import FunctionGraph, Output
 from arignote.graph.rewriting.engine import GraphRewriter
@@ -29,16 +29,6 @@ __all__ = ["MergeFeature", "MergeOptimizer", "merge_graph"]
 # --- merging (CSE) ------------------------------------------------------------------------
 
 
-def _const_key(var: Variable) -> Any:
-    """Key of an atomic Variable for merging (None if it cannot be merged)."""
-    try:
-        key = (type(var), var.merge_signature())
-        hash(key)
-    except (TypeError, NotImplementedError):
-        return None
-    return key
-
-
 def _node_key(node: Apply) -> Any:
     """Key of a node for merging: ``(op, inputs)`` (None if the Op is not hashable)."""
     try:
@@ -47,30 +37,6 @@ def _node_key(node: Apply) -> Any:
     except TypeError:
         return None
     return key
-
-
-class _OpInterner:
-    """One representative per value of Op, found once per Op object: a node's merge key
-    is then ``(id(representative), inputs)``, hashed and compared without recomputing an
-    Op's ``__props__`` hash for every node (most nodes share a few Op objects)."""
-
-    def __init__(self) -> None:
-        self.by_id: dict[int, tuple[Any, Any]] = {}  # id(op) -> (op, its representative)
-        self.by_value: dict[Any, Any] = {}
-
-    def key(self, node: Apply) -> Any:
-        op = node.op
-        found = self.by_id.get(id(op))
-        if found is None:  # (the entry holds ``op``, so its id stays its own)
-            try:
-                rep = self.by_value.setdefault(op, op)
-            except TypeError:  # an unhashable Op never merges
-                rep = None
-            found = self.by_id[id(op)] = (op, rep)
-        rep = found[1]
-        if rep is None:
-            return None
-        return (id(rep), *node.inputs)
 
 
 def _merge_into(fgraph: FunctionGraph, node: Apply, other: Apply) -> bool:
@@ -101,7 +67,7 @@ def merge_graph(fgraph: FunctionGraph) -> int:
     const_table: dict = {}
     for var in list(fgraph.variables):
         if isinstance(var, AtomicVariable) and var in fgraph.variables:
-            key = _const_key(var)
+            key = merge_key(var)
             if key is None:
                 continue
             first = const_table.setdefault(key, var)
@@ -109,12 +75,12 @@ def merge_graph(fgraph: FunctionGraph) -> int:
                 fgraph.replace(var, first, reason="merge", verbose=config.optimizer_verbose)
                 merges += 1
     table: dict = {}
-    interner = _OpInterner()
+    interner = OpInterner()
     apply_nodes = fgraph.apply_nodes
     for node in fgraph.toposort():
         if node not in apply_nodes:
             continue
-        key = interner.key(node)
+        key = interner.key(node.op, node.inputs)
         if key is None:
             continue
         other = table.get(key)
@@ -154,7 +120,7 @@ class MergeFeature(Feature):
         return MergeFeature()
 
     def _add_const(self, var: Variable) -> None:
-        key = _const_key(var)
+        key = merge_key(var)
         if key is None:
             return
         first = self.const_table.setdefault(key, var)

@@ -4,6 +4,8 @@ The public API follows PyTensor 3's, so ``import arignote as pytensor`` is meant
 for what is implemented.
 """
 
+from typing import Any
+
 # importing arignote.tensor registers the tensor shared-variable constructor and the
 # tensor rewrite rules
 import arignote.tensor  # noqa: F401
@@ -20,6 +22,20 @@ from arignote.printing import debugprint, dprint, pprint, pydotprint
 from arignote.scan import foldl, foldr, map, reduce, scan
 
 __version__ = "0.1.0"
+
+
+def wrap_jax(jax_fn: Any = None, *, name: str | None = None) -> Any:
+    """A JAX function as an arignote Op: :func:`arignote.link.jax.ops.wrap_jax` (see there),
+    importing the JAX backend when first called, so that ``import arignote`` never imports
+    JAX (an optional dependency: ``pip install 'arignote[jax]'``)."""
+    try:
+        from arignote.link.jax.ops import wrap_jax as wrap  # JAX is optional: imported on use
+    except ModuleNotFoundError as err:
+        if err.name is None or err.name.split(".")[0] not in ("jax", "jaxlib"):
+            raise
+        raise ImportError("wrap_jax needs JAX, which is not installed: pip install 'arignote[jax]'") from err
+    return wrap(jax_fn, name=name)
+
 
 __all__ = [
     "Apply",
@@ -52,5 +68,6 @@ __all__ = [
     "reduce",
     "scan",
     "shared",
+    "wrap_jax",
     "wrap_py",
 ]

@@ -32,28 +32,11 @@ OTHER_BACKENDS: list[tuple[str, set[str], str]] = [
     ("pytensor.scalar", {"C_CODE_PATH"}, "where the C backend's code lives"),
     ("pytensor.tensor", {"blas_c", "blas_headers", "elemwise_cgen"}, "C code generation modules"),
     ("pytensor.compile", {"PYTORCH"}, "no PyTorch backend is planned (scale-out goes through JAX)"),
-    (
-        "pytensor.compile",
-        {"NUMBA"},
-        "the Numba tier runs inside FAST_RUN (compiled kernels), not as a mode of its own",
-    ),
 ]
 
 # Work that other changes are landing now: listed so that this test does not block them;
 # these names may appear any time, and each entry goes when its work lands.
-BEING_BUILT: list[tuple[str, set[str], str]] = [
-    (
-        "pytensor",
-        {"wrap_jax"},
-        "the JAX backend's wrap_jax (in arignote.link.jax; the top-level name needs a lazy import "
-        "that does not import jax with arignote)",
-    ),
-    (
-        "pytensor.compile",
-        {"JAX"},
-        "the JAX mode (get_mode('JAX') builds it on first use, jax being optional)",
-    ),
-]
+BEING_BUILT: list[tuple[str, set[str], str]] = []
 
 # PyTensor's Op classes behind functions that arignote composes from other Ops (so there is
 # no Op class of their own to export).

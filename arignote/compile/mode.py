@@ -68,6 +68,10 @@ __all__ = [
     "Mode",
     "FAST_RUN",
     "FAST_COMPILE",
+    "JAX",
+    "JAX_EXCLUDED",
+    "NUMBA",
+    "NUMBA_KERNELS",
     "get_mode",
     "get_default_mode",
     "register_mode",
@@ -493,6 +497,42 @@ FAST_COMPILE = Mode(VMLinker(), "fast_compile", name="FAST_COMPILE")
 NUMBA = Mode(NumbaLinker(jit="sync"), "fast_run", name="NUMBA")
 #: the per-node Numba kernels forced, without the whole-graph function (tests the kernels)
 NUMBA_KERNELS = Mode(NumbaLinker(jit="sync", whole_graph="never"), "fast_run", name="NUMBA_KERNELS")
+#: the rewrite tags (and stages) the JAX mode leaves out (why: :mod:`arignote.link.jax.linker`)
+JAX_EXCLUDED: tuple[str, ...] = ("inplace", "fusion", "blas")
+
+
+class _JAXLinkerOnFirstUse:
+    """The linker of :data:`JAX` until it first links a graph: then it imports the JAX backend
+    and hands over to a :class:`~arignote.link.jax.linker.JAXLinker`, so that the JAX mode
+    exists as ``arignote.compile.JAX`` (as in PyTensor) while ``import arignote`` never
+    imports JAX. Without JAX, linking raises the ImportError that says how to install it."""
+
+    __slots__ = ("_linker",)
+
+    def __init__(self) -> None:
+        self._linker: Any = None
+
+    def resolve(self) -> Any:
+        """The JAXLinker (JAX imported on the first call)."""
+        if self._linker is None:
+            self._linker = _jax_linker()
+        return self._linker
+
+    def make_vm(self, *args: Any, **kwargs: Any) -> Any:
+        return self.resolve().make_vm(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.resolve(), name)
+
+    def __repr__(self) -> str:
+        return "JAXLinker(device_outputs=False)"
+
+
+#: the JAX backend (one ``jax.jit``-ed function per graph); JAX is imported when it first
+#: links a graph. ``get_mode("JAX")`` gives the same mode with the JAXLinker made at once.
+JAX = Mode(_JAXLinkerOnFirstUse(), RewriteQuery().excluding(*JAX_EXCLUDED), name="JAX")
 predefined_modes: dict[str, Any] = {
     "FAST_RUN": FAST_RUN,
     "FAST_COMPILE": FAST_COMPILE,

@@ -40,7 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from arignote.compile.mode import Mode, RewriteQuery
+from arignote.compile.mode import JAX_EXCLUDED, Mode, RewriteQuery
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.container import register_device_type
 from arignote.graph.fg import FunctionGraph
@@ -59,9 +59,6 @@ __all__ = [
     "jax_mode",
     "key_to_generator",
 ]
-
-#: the rewrite tags (and stages) the JAX mode leaves out; see the module's doc
-JAX_EXCLUDED: tuple[str, ...] = ("inplace", "fusion", "blas")
 
 #: the name ``impl_of`` gives every node: it runs inside the one compiled JAX function
 JAX = "jax"

@@ -125,6 +125,11 @@ class Function:
         # A runner whose every output is a fresh array (``vm.fresh_outputs``: the JAX
         # backend's, whose compiled function never returns its inputs' memory) needs none
         self._all_fresh = bool(getattr(vm, "fresh_outputs", False)) and not any(self._borrow)
+        # A runner whose outputs are fresh for some calls only (a whole-graph Numba function
+        # that computes a call or leaves it to per-node code) says so after each call in
+        # ``vm.fresh_outputs_now[0]``
+        fresh_now = getattr(vm, "fresh_outputs_now", None)
+        self._fresh_now = fresh_now if isinstance(fresh_now, list) and not any(self._borrow) else [False]
         self._fresh_updates = bool(getattr(vm, "fresh_outputs", False))
         fresh = n_out == 1 and (self._all_fresh or _fresh_output(vm, maker.fgraph.outputs[0]))
         self._single_guards = [] if fresh else self._guards
@@ -207,7 +212,7 @@ class Function:
             # _collect_outputs for one output: a copy if it may alias an input's value
             value = out[0]
             guards = self._single_guards
-            if guards and isinstance(value, _ndarray):
+            if guards and isinstance(value, _ndarray) and not self._fresh_now[0]:
                 view = value.base is not None
                 for g in guards:
                     b = g[0]
@@ -377,7 +382,7 @@ class Function:
                 raise self._bad_input(k, value, err) from None
 
     def _collect_outputs(self) -> list[Any]:
-        if self._all_fresh:
+        if self._all_fresh or self._fresh_now[0]:
             return [cell[0] for cell in self._out_cells]
         results: list[Any] = []
         borrow = self._borrow

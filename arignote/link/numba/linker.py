@@ -484,8 +484,9 @@ class NumbaLinker(PyGenLinker):
             whole.namespace = runner.__globals__
             runner.whole = whole
             whole.start()
-            if whole.state == "in use" and whole.outputs_fresh():
-                runner.fresh_outputs = True  # (read by the compiled Function: no alias checks)
+            # [True] while a call's outputs are arrays the whole-graph function allocated
+            # (read by the compiled Function after each call: no aliasing checks then)
+            runner.fresh_outputs_now = whole.fresh
             tier_impl = runner.impl_of
 
             def whole_impl_of(node: Apply) -> str:

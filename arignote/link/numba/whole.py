@@ -1,14 +1,15 @@
-"""Tier 2 for small graphs: the whole FunctionGraph as one Numba function, swapped in for the
-generated Python function (:class:`~arignote.link.numba.linker.NumbaLinker`).
+"""Tier 2: the whole FunctionGraph as one Numba function, swapped in for the generated Python
+function (:class:`~arignote.link.numba.linker.NumbaLinker`).
 
 A graph of many nodes on small arrays spends its call in per-node glue (about 0.5-1 µs a
-node), which a single compiled function does not pay. Tier 1's function starts with ``if
-_whole is not None and _whole(): return``; this module binds ``_whole``:
+node), which a single compiled function does not pay; a graph on large arrays spends it in
+NumPy's temporaries, which a compiled function's loops need not write. Tier 1's function
+starts with ``if _whole is not None and _whole(): return``; this module binds ``_whole``:
 
 * ``"auto"`` (FAST_RUN's, ``jit="background"``): a probe counts calls; from the
-  :data:`PROBE_CALLS`-th it times :data:`PROBE_TIMED` tier-1 calls, and when the least
-  time per node (a loop's steps counted as nodes) is below
-  :data:`NODE_US` (small arrays: glue-bound) it writes the graph's Numba function
+  :data:`PROBE_CALLS`-th it times :data:`PROBE_TIMED` tier-1 calls (the least time per
+  node, a loop's steps counted as nodes, is kept; a graph at or above :data:`NODE_US`
+  stays on tier 1, no limit by default) and writes the graph's Numba function
   (:func:`~arignote.link.numba.graph.plan_graph`) and has it compiled out of process into the
   disk cache, as the per-node kernels are (a later process finds it at once). Nothing waits
   for it: tier 1 runs meanwhile. Once it is loaded, a trial times a few calls of each and
@@ -24,7 +25,25 @@ source (:attr:`WholeGraph.source`); ``f.vm.impl_of(node)`` is ``"numba (whole gr
 while it runs. A call the compiled function refuses (a value of another type, a read-only
 array) or that raises (a shape mismatch, an index out of bounds) runs on tier 1, which
 computes it or raises the reference VM's error naming the node, so results and errors never
-depend on the tier.
+depend on the tier. An input that is not a writeable C-contiguous array (the function's
+signature, :mod:`arignote.link.numba.graph`) is passed as a contiguous copy.
+
+Outputs: while the compiled function computes the calls, an output that no node makes as a
+view (:meth:`WholeGraph.outputs_fresh`) is an array the call allocated, which aliases no
+input and no other output; :attr:`WholeGraph.fresh` (``[True]`` after such a call, the
+runner's ``fresh_outputs_now``) tells the compiled Function to skip its aliasing checks for
+that call (NumPy sees every array Numba returns as a view, so each check is a
+``may_share_memory`` of each output with each input and earlier output: 4.5 µs of an 8 µs
+call on the eight schools model). A call computed on tier 1 clears it.
+
+Memory: glibc's ``malloc`` gives a freed block above its *mmap threshold* back to the
+system, and trims the heap's free top above twice that; the threshold rises by itself to the
+size of the largest such block freed so far (at most 32 MiB). A process that has only freed
+blocks of a few hundred kB (a graph's intermediates on 80,000 elements) keeps a low
+threshold, and each call then page-faults its intermediates in afresh (measured: 593 faults,
+2/3 of the hierarchical model's call). When a whole-graph function is first used, one block
+just under the cap is allocated and freed (:func:`_raise_malloc_threshold`), which raises the
+threshold as any large array would: intermediates then reuse the heap's pages.
 """
 
 from __future__ import annotations
@@ -48,10 +67,34 @@ WHOLE_CHOICES = ("auto", "always", "never")
 PROBE_CALLS = 32
 #: tier-1 calls the probe times (the least of them counts)
 PROBE_TIMED = 3
-#: µs per node of a tier-1 call under which the graph is glue-bound ("auto")
-NODE_US = 8.0
+#: µs per node of a tier-1 call from which the graph stays on tier 1 without a compile
+#: ("auto"). None by default: the trial measures instead, since array-bound graphs gain too
+#: (the 80,000-observation hierarchical model: 2.4 ms a call on tier 1, 0.25 ms compiled,
+#: its loops fused and vectorised, no per-node temporaries from NumPy)
+NODE_US = float("inf")
 #: timed calls of each tier in the trial ("auto")
 TRIAL_CALLS = 3
+
+_threshold_raised = False
+
+
+def _raise_malloc_threshold() -> None:
+    """Allocate and free one block just under glibc's largest dynamic mmap threshold (32 MiB),
+    once per process (see the module's doc). Elsewhere (another libc) it is one short-lived
+    allocation."""
+    global _threshold_raised
+    if not _threshold_raised:
+        _threshold_raised = True
+        block = np.empty(31 << 20, np.uint8)
+        del block
+
+
+def _contiguous(value: Any) -> Any:
+    """``value`` as the compiled function's signature takes it: a writeable C-contiguous
+    array (a copy where it is not one)."""
+    if isinstance(value, np.ndarray):
+        return np.require(value, requirements=("C", "W"))
+    return value
 
 
 class WholeGraph:
@@ -82,6 +125,9 @@ class WholeGraph:
         self.reason = ""
         self.state = "off"
         self.timings: dict[str, float] = {}
+        # [True] after a call the compiled function computed, when every output is an array
+        # it allocated (see the module's doc); the runner's ``fresh_outputs_now``
+        self.fresh: list[bool] = [False]
         # what runs the call when the whole-graph function does not: None (the generated
         # body after the prologue) or a hook running another tier-1 function and returning
         # True (the linker's, once no node needs its per-node tier-2 thunk)
@@ -141,6 +187,7 @@ class WholeGraph:
         ns = self.namespace
         saved = ns["_whole"]
         ns["_whole"] = None
+        self.fresh[0] = False
         try:
             t0 = time.perf_counter()
             (self.fallback or ns["run"])()
@@ -167,6 +214,7 @@ class WholeGraph:
             per_node = min(timed)  # (the least disturbed by other work on the machine)
             self.timings["tier 1 probe (µs per node)"] = per_node
             self.namespace["_whole"] = self.fallback
+            self.fresh[0] = False
             if per_node >= NODE_US:
                 self.state = "tier 1 (array work dominates)"
                 self.reason = f"{per_node:.1f} µs per node on tier 1 (glue-bound under {NODE_US} µs)"
@@ -181,6 +229,7 @@ class WholeGraph:
 
     def _arrived(self, kernel: Callable) -> None:
         """The compiled function is loaded (background thread): try it against tier 1."""
+        _raise_malloc_threshold()
         whole = self.runner(kernel)
         times: dict[str, list] = {"whole": [], "tier 1": []}
 
@@ -201,6 +250,7 @@ class WholeGraph:
                     self.state = "in use"
                 else:
                     self.namespace["_whole"] = self.fallback
+                    self.fresh[0] = False
                     self.state = "tier 1 (faster than the whole-graph function)"
                     self.reason = f"whole graph {w:.1f} µs, tier 1 {t:.1f} µs per call"
             return True
@@ -209,11 +259,10 @@ class WholeGraph:
         self.namespace["_whole"] = trial
 
     def outputs_fresh(self) -> bool:
-        """Whether every output is an array no other value can hold, whichever tier computes
-        the call: computed by a node that makes no view of an input for it (an in-place
-        result overwrites a value computed in the call), and given once. A compiled
-        function's arrays all look like views to NumPy (their memory is Numba's), so the
-        caller's check for aliases would compare each output with every input on each call."""
+        """Whether every output is an array the compiled function allocates in the call,
+        which no other value can hold: computed by a node that makes no view of an input
+        for it (an in-place result overwrites a value computed in the call; the compiled
+        function itself never writes in place), and given once."""
         outs = self.fgraph.outputs
         if len(set(outs)) != len(outs):
             return False
@@ -230,6 +279,7 @@ class WholeGraph:
         return True
 
     def install(self, kernel: Callable) -> None:
+        _raise_malloc_threshold()
         self.namespace["_whole"] = self.runner(kernel)
         self.state = "in use"
 
@@ -237,10 +287,11 @@ class WholeGraph:
 
     def runner(self, kernel: Callable) -> Callable[[], bool]:
         """``whole()``: the call through ``kernel`` (input cells in, output cells out); False
-        when the kernel refused or raised (tier 1 then runs the call)."""
+        when the kernel refused or raised (tier 1 then runs the call). An input the
+        signature refuses (``TypeError``) is passed again as a contiguous copy."""
         plan = self.plan
         fg = self.fgraph
-        params: dict[str, Any] = {"_kernel": kernel}
+        params: dict[str, Any] = {"_kernel": kernel, "_fresh": self.fresh, "_c": _contiguous}
         args = []
         for k, v in enumerate(fg.inputs):
             params[f"_in{k}"] = self.storage_map[v]
@@ -249,10 +300,19 @@ class WholeGraph:
             params[f"_k{k}"] = c
             args.append(f"_k{k}")
         rets = [f"r{k}" for k in range(len(fg.outputs))]
+        targets = f"{', '.join(rets)}{',' if len(rets) == 1 else ''}"
+        n_in = len(fg.inputs)
+        again = [f"_c({a})" if k < n_in else a for k, a in enumerate(args)]
         lines = [
             "def whole():",
+            "    _fresh[0] = False",
             "    try:",
-            f"        {', '.join(rets)}{',' if len(rets) == 1 else ''} = _kernel({', '.join(args)})",
+            f"        {targets} = _kernel({', '.join(args)})",
+            "    except TypeError:",
+            "        try:",
+            f"            {targets} = _kernel({', '.join(again)})",
+            "        except Exception:",
+            "            return False",
             "    except Exception:",
             "        return False",
         ]
@@ -263,6 +323,8 @@ class WholeGraph:
                 lines.append(f"    _out{k}[0] = _dt{k}(r{k})")
             else:
                 lines.append(f"    _out{k}[0] = r{k}")
+        if self.outputs_fresh():
+            lines.append("    _fresh[0] = True")
         lines.append("    return True")
         namespace = {"__builtins__": __builtins__, **params}
         exec(compile("\n".join(lines) + "\n", "<arignote whole graph>", "exec"), namespace)

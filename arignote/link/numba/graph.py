@@ -184,9 +184,7 @@ class _Writer:
             family = _NOT_WORD.sub("_", type(node.op).__name__.lower())
             name = f"{family}_{hashlib.sha256(text.encode()).hexdigest()[:8]}"
             self.helpers[text] = name
-            self.helper_text.append(
-                _JIT + "\n" + text.replace("def impl(", f"def {name}(", 1)
-            )
+            self.helper_text.append(_JIT + "\n" + text.replace("def impl(", f"def {name}(", 1))
         consts = []
         for c in impl.consts:
             if isinstance(c, np.ndarray) and c.ndim > 0:

@@ -5,6 +5,7 @@ them. Importing this package never imports Numba (it writes source text).
 
 from arignote.link.numba.dispatch import (  # noqa: F401  (imported for their registrations)
     elemwise,
+    join,
     products,
     shape,
     special,

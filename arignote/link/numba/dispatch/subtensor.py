@@ -1,7 +1,10 @@
 """Numba functions of indexing (:mod:`arignote.tensor.indexing`): basic reads
-(``Subtensor``: a view) and writes (``IncSubtensor``), and integer-vector rows
+(``Subtensor``: a view) and writes (``IncSubtensor``), integer-vector rows
 (``AdvancedSubtensor1``, ``AdvancedIncSubtensor1``: repeated rows accumulate, as
-``numpy.add.at``).
+``numpy.add.at``) and advanced reads (``AdvancedSubtensor``: integer arrays of any rank and
+boolean masks, mixed with ints, slices and new axes, with NumPy's rules: the index arrays
+broadcast together, and their dimensions replace the indexed ones where the advanced entries
+are adjacent, else come first).
 
 An integer index out of bounds raises ``IndexError`` (Numba itself does not check bounds),
 and a value that does not fit the indexed part raises, as the reference VM does. Integer
@@ -21,10 +24,11 @@ from arignote.link.numba.dispatch.basic import (
     check_types,
     ndim_of,
     numba_funcify,
+    shape_tuple,
 )
-from arignote.tensor.indexing.advanced import AdvancedIncSubtensor1, AdvancedSubtensor1
+from arignote.tensor.indexing.advanced import AdvancedIncSubtensor1, AdvancedSubtensor, AdvancedSubtensor1
 from arignote.tensor.indexing.basic import IncSubtensor, Subtensor
-from arignote.tensor.indexing.index import is_placeholder
+from arignote.tensor.indexing.index import is_advanced_entry, is_mask, is_placeholder
 
 __all__: list[str] = []
 
@@ -162,5 +166,141 @@ def _advanced_inc_subtensor1(op: AdvancedIncSubtensor1, node: Apply) -> NumbaImp
     else:
         lines.append("        row = o[r]")
         lines.append(f"        row[...] = {value if op.set_instead_of_inc else 'row + ' + value}")
+    lines.append("    return o")
+    return NumbaImpl("\n".join(lines) + "\n")
+
+
+def _expanded(op: AdvancedSubtensor, nd: int) -> list:
+    """``op.idx_list`` with its Ellipsis (and the missing trailing entries) as full slices."""
+    entries = list(op.idx_list)
+    used = sum(
+        0 if e is None or e is Ellipsis else (e.ndim if is_placeholder(e) and e.dtype == "bool" else 1)
+        for e in entries
+    )
+    if Ellipsis in entries:
+        k = entries.index(Ellipsis)
+        entries[k : k + 1] = [slice(None)] * (nd - used)
+    else:
+        entries += [slice(None)] * (nd - used)
+    return entries
+
+
+@numba_funcify.register(AdvancedSubtensor)
+def _advanced_subtensor(op: AdvancedSubtensor, node: Apply) -> NumbaImpl:
+    check_types(node, str(op))
+    x = node.inputs[0]
+    nd = ndim_of(x)
+    if not any(map(is_advanced_entry, op.idx_list)):
+        raise NoNumbaImpl(f"{op}: an index without arrays or masks")
+    if any(is_mask(e) and e.ndim == 0 for e in op.idx_list):
+        raise NoNumbaImpl(f"{op}: a 0-d boolean index")
+    args = _index_args(node, 1)
+    lines = [f"def impl({', '.join(['x', *args])}):"]
+    it = iter(args)
+    view: list[str] = []  # the slices applied first (":" on the dimensions indexed by arrays)
+    adv: list[tuple[int, str, int]] = []  # (dimension of x, index expression, rank)
+    layout: list = []  # per entry: ("slice", d) | ("new",) | ("adv",)
+    d = 0
+    for e in _expanded(op, nd):
+        if e is None:
+            layout.append(("new",))
+        elif isinstance(e, slice):
+            bits = []
+            for k, part in enumerate((e.start, e.stop, e.step)):
+                if is_placeholder(part):
+                    name = next(it)
+                    if k == 2:
+                        lines.append(f"    if {name} == 0:")
+                        lines.append("        raise ValueError('slice step cannot be zero')")
+                    bits.append(name)
+                else:
+                    bits.append("" if part is None else str(int(part)))
+            view.append(":".join(bits[:2]) + (f":{bits[2]}" if bits[2] else ""))
+            layout.append(("slice", d))
+            d += 1
+        elif is_placeholder(e) and e.dtype == "bool":
+            name = next(it)
+            for j in range(e.ndim):
+                lines.append(f"    if {name}.shape[{j}] != x.shape[{d + j}]:")
+                lines.append(f"        raise IndexError('boolean index does not match dimension {d + j}')")
+            lines.append(f"    nz_{name} = np.nonzero({name})")
+            for j in range(e.ndim):
+                adv.append((d + j, f"nz_{name}[{j}]", 1))
+                view.append(":")
+                layout.append(("adv",))
+            d += e.ndim
+        elif is_placeholder(e):
+            if e.dtype not in INTS:
+                raise NoNumbaImpl(f"{op}: index entry {e} is not an integer")
+            adv.append((d, next(it), e.ndim))
+            view.append(":")
+            layout.append(("adv",))
+            d += 1
+        else:
+            adv.append((d, str(int(e)), 0))
+            view.append(":")
+            layout.append(("adv",))
+            d += 1
+    # the index arrays broadcast together: lengths b0.. of rank R (a length 1 stretches)
+    rank = max(r for _, _, r in adv)
+    names = []
+    for k, (_, expr, r) in enumerate(adv):
+        name = f"p{k}"
+        names.append(name)
+        lines.append(f"    {name} = {expr}")
+    for q in range(rank):
+        lines.append(f"    b{q} = 1")
+        for k, (_, _, r) in enumerate(adv):
+            qq = q - (rank - r)
+            if qq < 0:
+                continue
+            lines.append(f"    if p{k}.shape[{qq}] != 1:")
+            lines.append(f"        if b{q} == 1:")
+            lines.append(f"            b{q} = p{k}.shape[{qq}]")
+            lines.append(f"        elif b{q} != p{k}.shape[{qq}]:")
+            lines.append("            raise IndexError('shape mismatch: index arrays could not be broadcast together')")
+    lines.append(f"    v = x[{', '.join(view)}]")
+    # the output's dimensions: slices and new axes in order, the broadcast block at the first
+    # advanced entry if the advanced entries are adjacent, else first
+    positions = [k for k, entry in enumerate(layout) if entry[0] == "adv"]
+    adjacent = positions == list(range(positions[0], positions[-1] + 1))
+    block = [("b", q) for q in range(rank)]
+    out_dims: list = [] if adjacent else list(block)
+    for k, entry in enumerate(layout):
+        if entry[0] == "adv":
+            if adjacent and k == positions[0]:
+                out_dims += block
+        else:
+            out_dims.append(entry)
+    lengths = []
+    for od in out_dims:
+        lengths.append(f"b{od[1]}" if od[0] == "b" else ("1" if od[0] == "new" else f"v.shape[{od[1]}]"))
+    lines.append(f"    o = np.empty({shape_tuple(lengths) if lengths else '()'}, x.dtype)")
+    for k, (_, _, r) in enumerate(adv):  # (0 where an index array's length is 1: broadcast)
+        for qq in range(r):
+            lines.append(f"    s{k}_{qq} = 1 if p{k}.shape[{qq}] != 1 else 0")
+    loops = [f"j{m}" for m in range(len(out_dims))]
+    pad = "    "
+    for m, length in enumerate(lengths):
+        lines.append(f"{pad}for j{m} in range({length}):")
+        pad += "    "
+    bvar = {od[1]: loops[m] for m, od in enumerate(out_dims) if od[0] == "b"}
+    svar = {od[1]: loops[m] for m, od in enumerate(out_dims) if od[0] == "slice"}
+    where = []
+    for dim in range(nd):
+        if dim in svar:
+            where.append(svar[dim])
+            continue
+        k = next(k for k, (dd, _, _) in enumerate(adv) if dd == dim)
+        r = adv[k][2]
+        at = ", ".join(f"{bvar[q + rank - r]} * s{k}_{q}" for q in range(r))
+        lines.append(f"{pad}i{dim} = p{k}[{at}]" if r else f"{pad}i{dim} = p{k}")
+        lines.append(f"{pad}if i{dim} < -v.shape[{dim}] or i{dim} >= v.shape[{dim}]:")
+        lines.append(f"{pad}    raise IndexError('index out of bounds for dimension {dim}')")
+        lines.append(f"{pad}if i{dim} < 0:")
+        lines.append(f"{pad}    i{dim} += v.shape[{dim}]")
+        where.append(f"i{dim}")
+    target = f"o[{', '.join(loops)}]" if loops else "o[()]"
+    lines.append(f"{pad}{target} = v[{', '.join(where)}]")
     lines.append("    return o")
     return NumbaImpl("\n".join(lines) + "\n")

@@ -41,7 +41,9 @@ def _join(op: Join, node: Apply) -> NumbaImpl:
             for e in range(nd):
                 if e != d:
                     lines.append(f"        if {a}.shape[{e}] != a0.shape[{e}]:")
-                    lines.append(f"            raise ValueError('Join: input lengths differ on dimension {e}')")
+                    lines.append(
+                        f"            raise ValueError('Join: input lengths differ on dimension {e}')"
+                    )
         total = " + ".join(f"{a}.shape[{d}]" for a in names)
         lengths = [total if e == d else f"a0.shape[{e}]" for e in range(nd)]
         lines.append(f"        o = np.empty({shape_tuple(lengths)}, {odt})")

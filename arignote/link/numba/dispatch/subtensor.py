@@ -243,11 +243,8 @@ def _advanced_subtensor(op: AdvancedSubtensor, node: Apply) -> NumbaImpl:
             d += 1
     # the index arrays broadcast together: lengths b0.. of rank R (a length 1 stretches)
     rank = max(r for _, _, r in adv)
-    names = []
-    for k, (_, expr, r) in enumerate(adv):
-        name = f"p{k}"
-        names.append(name)
-        lines.append(f"    {name} = {expr}")
+    for k, (_, expr, _r) in enumerate(adv):
+        lines.append(f"    p{k} = {expr}")
     for q in range(rank):
         lines.append(f"    b{q} = 1")
         for k, (_, _, r) in enumerate(adv):
@@ -258,7 +255,9 @@ def _advanced_subtensor(op: AdvancedSubtensor, node: Apply) -> NumbaImpl:
             lines.append(f"        if b{q} == 1:")
             lines.append(f"            b{q} = p{k}.shape[{qq}]")
             lines.append(f"        elif b{q} != p{k}.shape[{qq}]:")
-            lines.append("            raise IndexError('shape mismatch: index arrays could not be broadcast together')")
+            lines.append(
+                "            raise IndexError('shape mismatch: index arrays could not be broadcast together')"
+            )
     lines.append(f"    v = x[{', '.join(view)}]")
     # the output's dimensions: slices and new axes in order, the broadcast block at the first
     # advanced entry if the advanced entries are adjacent, else first

@@ -422,23 +422,48 @@ class Composite(ScalarOp, HasInnerGraph):
         return impl
 
     def _make_text(self) -> str:
-        # each node's text is cut at _MAX_STR, so a deep body costs linear time, not the
-        # square of its depth
-        text: dict = {v: f"i{k}" for k, v in enumerate(self.inner_inputs)}
-        for node in self._order:
-            args = [text[i] if i in text else str(i) for i in node.inputs]
+        # written from the outputs down, and only as far as the text is shown (its first
+        # _MAX_STR characters): a body of thousands of nodes costs what a short one does
+        inputs = {v: f"i{k}" for k, v in enumerate(self.inner_inputs)}
+        parts: list[str] = []
+        size = 0
+
+        def emit(piece: str) -> None:
+            nonlocal size
+            parts.append(piece)
+            size += len(piece)
+
+        def render(var: Variable) -> None:
+            name = inputs.get(var)
+            node = var.owner
+            if name is not None or node is None:
+                emit(name if name is not None else str(var))
+                return
             op_name = getattr(node.op, "name", str(node.op))
-            if op_name in _INFIX and len(args) >= 2:
-                s = "(" + f" {_INFIX[op_name]} ".join(args) + ")"
+            if op_name in _INFIX and len(node.inputs) >= 2:
+                opening, sep, closing = "(", f" {_INFIX[op_name]} ", ")"
             elif op_name == "neg":
-                s = f"(-{args[0]})"
+                opening, sep, closing = "(-", "", ")"
             else:
-                s = f"{node.op}({', '.join(args)})"
-            if len(s) > _MAX_STR:
-                s = s[:_MAX_STR] + "..."
-            for k, out in enumerate(node.outputs):
-                text[out] = s if len(node.outputs) == 1 else f"{s}[{k}]"
-        result = ", ".join(text[o] if o in text else str(o) for o in self.inner_outputs)
+                opening, sep, closing = f"{node.op}(", ", ", ")"
+            emit(opening)
+            for j, arg in enumerate(node.inputs):
+                if size > _MAX_STR:
+                    return
+                if j:
+                    emit(sep)
+                render(arg)
+            emit(closing)
+            if len(node.outputs) > 1:
+                emit(f"[{node.outputs.index(var)}]")
+
+        for k, out in enumerate(self.inner_outputs):
+            if size > _MAX_STR:
+                break
+            if k:
+                emit(", ")
+            render(out)
+        result = "".join(parts)
         return result if len(result) <= _MAX_STR else result[: _MAX_STR - 3] + "..."
 
     def __str__(self) -> str:

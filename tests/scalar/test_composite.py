@@ -99,6 +99,8 @@ def test_long_str_is_truncated():
         out = ps.sin(out)
     c = Composite([x], [out])
     assert len(str(c)) < 320 and str(c).endswith("...}")
+    # the first characters of the whole text (written only as far as they are shown)
+    assert str(c) == "Composite{" + ("sin(" * 100 + "i0" + ")" * 100)[:297] + "...}"
     expected = np.float64(0.5)
     for _ in range(100):
         expected = np.sin(expected)

@@ -19,6 +19,7 @@ They are registered with :func:`~arignote.link.python.dispatch.python_thunk` by 
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -52,6 +53,27 @@ _OUT_ELLIPSIS = _out_ellipsis_supported()
 
 
 _plain_elemwise = accepts_plain(Elemwise)
+
+#: Elemwise op -> its thunk plans, one dict for all equal ops: a long chain cut into
+#: kernels of the same shape, or a model's repeated layers, plan and generate each fused
+#: body once. Weak keys: an entry goes with the last op that made it (the ops holding
+#: the dict keep it).
+_PLANS_BY_VALUE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _plans(op: Elemwise) -> dict:
+    """The dict of ``op``'s thunk plans (per-node decisions memoised on the op), shared
+    with the ops equal to it."""
+    plans = op.__dict__.get("_thunk_plans")
+    if plans is None:
+        try:
+            plans = _PLANS_BY_VALUE.get(op)
+            if plans is None:
+                plans = _PLANS_BY_VALUE[op] = {}
+        except TypeError:  # an unhashable scalar op: plans of its own
+            plans = {}
+        op.__dict__["_thunk_plans"] = plans
+    return plans
 
 
 def _with_attrs(thunk: Any, op: Op, in_cells: list[list], out_cells: list[list]) -> Any:
@@ -120,15 +142,12 @@ def _elemwise_plan(op: Elemwise, node: Apply) -> tuple[tuple | None, list]:
     called as a NumPy ufunc (:func:`_direct_ufunc`), ``(variant, function, output dtype,
     output ndim, checked dimensions)`` for :func:`_direct_thunk`. Memoised on the op per
     input and output Types (the nodes of one op mostly share them)."""
-    key = (
-        id(op.scalar_op),
+    key = (  # (no op identity: the plans are shared by equal ops only)
         op.inplace_pattern,
         len(node.inputs),
         *[(t.dtype, t.shape) for t in [v.type for v in node.inputs] + [v.type for v in node.outputs]],
     )
-    plans = op.__dict__.get("_thunk_plans")
-    if plans is None:
-        plans = op.__dict__["_thunk_plans"] = {}
+    plans = _plans(op)
     plan = plans.get(key)
     if plan is None:
         if len(plans) > 512:
@@ -234,9 +253,7 @@ def _composite_body(op: Elemwise) -> tuple[Any, tuple[bool, ...]]:
     of it: a new array of the output's dtype and rank (the result of a ufunc called
     directly on a full-rank value: an input, or a ufunc's result from one). Memoised on
     the op."""
-    plans = op.__dict__.get("_thunk_plans")
-    if plans is None:
-        plans = op.__dict__["_thunk_plans"] = {}
+    plans = _plans(op)
     made = plans.get("composite_body")
     if made is None:
         comp = op.scalar_op
@@ -733,7 +750,7 @@ def _inplace_body(op: Elemwise, node: Apply) -> tuple[Any, tuple[bool, ...]]:
         for k, t in op.inplace_pattern
     )
     full_inputs = tuple(v.type.broadcastable == out_bc for v in node.inputs)
-    plans = op.__dict__.setdefault("_thunk_plans", {})
+    plans = _plans(op)
     key = ("inplace_body", aliased, full_inputs)
     made = plans.get(key)
     if made is not None:

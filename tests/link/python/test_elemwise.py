@@ -644,3 +644,16 @@ def test_an_error_after_the_body_wrote_its_target_is_raised_not_retried(n_in):
     (got,), given = _in_place_run(op, node, [v / 10 for v in values])
     assert got is given[0]
     np.testing.assert_allclose(got, np.exp(values[0] / 10) * 2 + values[-1] / 10)
+
+
+def test_equal_fused_ops_share_their_generated_body():
+    # a long chain is cut into kernels of the same shape: each body is generated once
+    x, y = pt.dvectors("x", "y")
+    f = arignote.function([x, y], [pt.exp(x) * 2.0 + 1.0, pt.exp(y) * 2.0 + 1.0])
+    a, b = [n for n in f.maker.fgraph.toposort() if isinstance(n.op.scalar_op, Composite)]
+    assert a.op is not b.op and a.op == b.op
+    assert a.op.__dict__["_thunk_plans"] is b.op.__dict__["_thunk_plans"]
+    v, w = np.array([0.5, -1.0]), np.array([2.0, 3.0])
+    got = f(v, w)
+    np.testing.assert_allclose(got[0], np.exp(v) * 2 + 1)
+    np.testing.assert_allclose(got[1], np.exp(w) * 2 + 1)

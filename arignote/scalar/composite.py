@@ -33,6 +33,8 @@ from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.null_type import DisconnectedType, NullType, disconnected_type
 from arignote.graph.op import HasInnerGraph
+from arignote.graph.traversal import io_toposort
+from arignote.graph.utils import MissingInputError
 from arignote.scalar.op import ScalarOp
 from arignote.scalar.type import ScalarType, constant, discrete_types
 
@@ -117,13 +119,28 @@ class Composite(ScalarOp, HasInnerGraph):
                     f"Composite input {i} ({var}) is a Constant; inputs must be free scalar Variables "
                     "(constants belong in the body)"
                 )
-        self._fgraph = FunctionGraph(list(inputs), list(outputs), clone=clone)
-        for node in self._fgraph.apply_nodes:
+        if clone:
+            self._fgraph: FunctionGraph | None = FunctionGraph(list(inputs), list(outputs), clone=True)
+            self._inputs, self._outputs = self._fgraph.inputs, self._fgraph.outputs
+            self._order = self._fgraph.toposort()
+        else:
+            # the FunctionGraph is made when asked for: fusion makes a Composite per group,
+            # and its index of the body (a few objects per inner node) is rarely read
+            self._fgraph = None
+            self._inputs, self._outputs = list(inputs), list(outputs)
+            self._order = io_toposort(self._inputs, self._outputs)
+        known = set(self._inputs)
+        for node in self._order:
             if not isinstance(node.op, ScalarOp):
                 raise TypeError(f"Composite bodies may only contain scalar ops; {node} uses {node.op}")
+            for var in node.inputs:
+                if var.owner is None and var not in known and not isinstance(var, Constant):
+                    raise MissingInputError(
+                        f"Composite body: {var} (input of {node}) is neither an input nor a constant",
+                        variable=var,
+                    )
         self.nin = len(inputs)
         self.nout = len(outputs)
-        self._order = self._fgraph.toposort()
         self._signature = self._make_signature()
         self._hash = self._signature_hash()
         super().__init__(None, name=name)
@@ -146,7 +163,23 @@ class Composite(ScalarOp, HasInnerGraph):
 
     @property
     def fgraph(self) -> FunctionGraph:
+        if self._fgraph is None:
+            self._fgraph = FunctionGraph(self._inputs, self._outputs, clone=False)
         return self._fgraph
+
+    @property
+    def inner_inputs(self) -> list[Variable]:
+        return self._inputs
+
+    @property
+    def inner_outputs(self) -> list[Variable]:
+        return self._outputs
+
+    @property
+    def body_nodes(self) -> list[Apply]:
+        """The body's nodes, each after those it reads (``fgraph.toposort()``'s order,
+        without making the FunctionGraph)."""
+        return self._order
 
     def clone(self) -> Composite:
         return Composite(self.inner_inputs, self.inner_outputs, name=self.name)

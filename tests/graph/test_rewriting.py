@@ -174,3 +174,37 @@ def test_a_rule_tracking_scalar_op_classes_is_offered_only_those_elemwise_nodes(
     by_value = node_rewriter([OpPattern(Elemwise, scalar_op=pt.mul.scalar_op)])(lambda fg, n: None)
     assert RulesByOp([by_value]).for_op(pt.mul)[0][1] is not None
     assert not isinstance(pt.mul.scalar_op, Add) and isinstance(pt.mul.scalar_op, Mul)
+
+
+def test_a_rule_with_needs_is_offered_nothing_until_the_graph_has_what_it_needs() -> None:
+    from arignote.scalar.basic import Add, Sin
+    from arignote.tensor.rewriting.elemwise import elemwise_of
+
+    offered = []
+
+    @node_rewriter(elemwise_of(Add), needs=elemwise_of(Sin))
+    def add_of_sin(fgraph, node):
+        offered.append(node)
+        if any(_is(i.owner, Sin) for i in node.inputs if i.owner is not None):
+            return [pt.mul(*node.inputs)]
+        return None
+
+    x = pt.dvector("x")
+    # no sin anywhere: the rule is never called
+    fg = FunctionGraph([x], [pt.exp(x) + 1.0], clone=False)
+    assert apply_node_rewriters(fg, [add_of_sin]) == 0 and offered == []
+    # a sin made during the pass (exp -> sin) wakes it: the add, a client of the
+    # replaced exp, is offered again and now matches
+    fg = FunctionGraph([x], [pt.exp(x) + 1.0], clone=False)
+    assert apply_node_rewriters(fg, [add_of_sin, exp_to_sin]) == 2
+    (root,) = [n for n in fg.toposort() if n.outputs[0] is fg.outputs[0]]
+    assert str(root.op) == "Mul" and offered
+
+
+def test_needs_must_be_decided_by_types() -> None:
+    @node_rewriter([Elemwise], needs=[pt.exp])  # an Op instance: not decided by types
+    def bad(fgraph, node):
+        return None
+
+    with pytest.raises(TypeError, match="needs lists Op classes"):
+        RulesByOp([bad])

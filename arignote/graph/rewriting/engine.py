@@ -130,6 +130,10 @@ class NodeRewriter(Rewriter):
     #: whether the nodes a replacement creates may be rewritten again (always, here)
     reentrant = True
     retains_inputs = False
+    #: Op classes or OpPatterns decided by types (``elemwise_of(Exp)``), one of which some
+    #: node of the graph must be for this rule to match anything: a pass offers it
+    #: nothing while there is none (an arignote addition; empty: no such condition)
+    needs: tuple = ()
 
     def tracks(self) -> Sequence[Any] | None:
         """The Op classes, Op instances or OpPatterns this rule concerns (None: all)."""
@@ -164,8 +168,10 @@ class FromFunctionNodeRewriter(NodeRewriter):
         tracks: Sequence[Any] | None = None,
         name: str | None = None,
         requirements: Sequence[Callable] = (),
+        needs: Sequence[Any] = (),
     ):
         self.fn = fn
+        self.needs = tuple(needs)
         self.tracks = Tracks(tracks or ())  # type: ignore[assignment]  # (instance attribute)
         self.name = name or getattr(fn, "__name__", None) or "node_rewriter"
         self.__name__ = self.name
@@ -204,11 +210,14 @@ def node_rewriter(
     *,
     inplace: bool = False,
     requirements: Sequence[Callable] = (),
+    needs: Sequence[Any] = (),
 ) -> Callable[[Callable], FromFunctionNodeRewriter]:
     """Decorator: ``@node_rewriter([Elemwise])`` turns ``fn(fgraph, node)`` into a rule.
 
     ``tracks`` lists Op classes, Op instances or OpPatterns (None: every node); with
     ``inplace=True`` the graph gets a DestroyHandler first (``add_requirements``).
+    ``needs`` (see :attr:`NodeRewriter.needs`): what the rule's pattern contains besides
+    the node it is offered, so that a pass skips it on graphs without any.
     """
     if tracks is not None:
         tracks = list(tracks)
@@ -220,7 +229,7 @@ def node_rewriter(
     reqs = (*requirements, _add_destroy_handler) if inplace else tuple(requirements)
 
     def wrap(fn: Callable) -> FromFunctionNodeRewriter:
-        return FromFunctionNodeRewriter(fn, tracks, name, reqs)
+        return FromFunctionNodeRewriter(fn, tracks, name, reqs, needs)
 
     return wrap
 
@@ -280,16 +289,23 @@ def apply_node_rewriters(
     nodes = fgraph.toposort()
     budget = max_passes * max(1, len(nodes))
     for_op = rules.for_op
+    # what is offered: the rules, less those needing a kind of node the graph lacks
+    offered = rules.for_graph()
+    note = offered.note
     # only the nodes some rule tracks: a stage whose rules concern a few Ops costs one
     # index look-up per other node
-    nodes = [n for n in nodes if for_op(n.op)]
-    worklist = deque(reversed(nodes) if order == "out_to_in" else nodes)
+    tracked = []
+    for n in nodes:
+        note(n.op)
+        if for_op(n.op):
+            tracked.append(n)
+    worklist = deque(reversed(tracked) if order == "out_to_in" else tracked)
     queued = set(worklist)
     imported = _ImportedNodes()
     fgraph.attach_feature(imported)
     try:
         while worklist:
-            count += _rewrite_one(fgraph, rules, worklist, queued, imported, failure_callback)
+            count += _rewrite_one(fgraph, rules, offered, worklist, queued, imported, failure_callback)
             if count > budget:
                 raise RewriteError(f"rewriting did not settle after {max_passes} passes")
     finally:
@@ -311,19 +327,21 @@ class _ImportedNodes(Feature):
 def _rewrite_one(
     fgraph: FunctionGraph,
     rules: RulesByOp,
+    offered: RulesByOp,
     worklist: deque,
     queued: set,
     imported: _ImportedNodes,
     failure_callback: Callable | None,
 ) -> int:
-    """Offer the next node of the worklist to the rules; 1 if one replaced it."""
+    """Offer the next node of the worklist to the rules (``offered``: those whose
+    ``needs`` the graph meets); 1 if one replaced it."""
     node = worklist.popleft()
     queued.discard(node)
     if node not in fgraph.apply_nodes:
         return 0
     op = node.op
     _OFFER[0], _OFFER[1], _OFFER[2] = fgraph, node, None  # (its memo made when a rule asks)
-    for rule, instances in rules.for_op(op):
+    for rule, instances in offered.for_op(op):
         if instances is not None and not op_matches(op, instances):
             continue
         result = _transform(rule, fgraph, node, failure_callback)
@@ -346,6 +364,8 @@ def _rewrite_one(
                 continue
         else:
             fgraph.replace_all_validate(pairs, reason=rule.name, verbose=verbose)  # type: ignore[attr-defined]
+        for n in imported.nodes:
+            offered.note(n.op)
         # every node the replacement brought in, its outputs' clients too, gets the rules
         fresh = [n for n in imported.nodes if n in fgraph.apply_nodes]
         for _, new in pairs:

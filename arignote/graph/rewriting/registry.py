@@ -17,6 +17,7 @@ register constant folding), so it knows a rule only by what it uses of it: ``nam
 from __future__ import annotations
 
 import bisect
+import copy
 import inspect
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,14 @@ from arignote.graph.rewriting.unify import OpPattern
 if TYPE_CHECKING:  # for annotations only: basic imports this module
     from arignote.graph.rewriting.basic import NodeRewriter
 
-__all__ = ["RewriteRegistry", "RulesByOp", "register_rewrite", "rewrite_registry", "rule_tracks"]
+__all__ = [
+    "RewriteRegistry",
+    "RulesByOp",
+    "register_rewrite",
+    "rewrite_registry",
+    "rule_needs",
+    "rule_tracks",
+]
 
 
 def rule_tracks(rule: Any) -> tuple | None:
@@ -45,6 +53,13 @@ def rule_tracks(rule: Any) -> tuple | None:
     return tuple(tracks) or None
 
 
+def rule_needs(rule: Any) -> tuple | None:
+    """What ``rule`` needs somewhere in the graph to match anything (its ``needs``: Op
+    classes or OpPatterns decided by types, e.g. ``elemwise_of(Exp)``), or None."""
+    needs = getattr(rule, "needs", None)
+    return tuple(needs) if needs else None
+
+
 class RulesByOp:
     """The node rules of one pass, indexed by Op type (and by the types of chosen Op
     parameters, e.g. an Elemwise's ``scalar_op``).
@@ -58,20 +73,34 @@ class RulesByOp:
     key (the Op's type and the types of the parameters such patterns name) and cached, so
     a pass costs one dictionary look-up per node, and a rule about ``log`` is never
     offered an ``add``.
+
+    A pass over a graph uses :meth:`for_graph`'s copy, which also leaves out a rule that
+    declares ``needs`` (say ``local_expm1``, offered every sum, needs an ``exp``) while the
+    graph has no node of what it needs: it could not match. :meth:`note` tells the copy of
+    each node the pass brings in, and a rule is offered again as soon as one is there.
     """
 
     def __init__(self, rules: Iterable[NodeRewriter]):
         self.rules: tuple[NodeRewriter, ...] = tuple(rules)
         self._tracks = [rule_tracks(r) for r in self.rules]
+        self._needs = [rule_needs(r) for r in self.rules]
+        for rule, needs in zip(self.rules, self._needs):
+            for t in needs or ():
+                if not (isinstance(t, type) or _decided_by_types(t)):
+                    raise TypeError(
+                        f"{rule!r}: needs lists Op classes or OpPatterns decided by types, got {t!r}"
+                    )
         params = {
             name
-            for tracks in self._tracks
+            for tracks in [*self._tracks, *self._needs]
             for t in tracks or ()
             if _decided_by_types(t)
             for name, _ in t.parameters
         }
         self._params: tuple[str, ...] = tuple(sorted(params))
         self._cache: dict[tuple, tuple[tuple[NodeRewriter, tuple | None], ...]] = {}
+        self._waiting: set[int] = set()  # rules whose needs no node of the graph meets
+        self._seen: set | None = None  # the keys of the graph's nodes (for_graph's copies)
 
     def __len__(self) -> int:
         return len(self.rules)
@@ -80,9 +109,45 @@ class RulesByOp:
         """``(rule, instances)`` pairs for a node whose Op is ``op``: ``instances`` is
         None when the rule applies, else the tracked Op instances (or OpPatterns) one of
         which ``op`` must equal (match)."""
+        return self._for_key(self._key(op))
+
+    def _key(self, op: Any) -> tuple:
         if self._params:
-            return self._for_key((type(op), *[type(getattr(op, p, None)) for p in self._params]))
-        return self._for_key((type(op),))
+            return (type(op), *[type(getattr(op, p, None)) for p in self._params])
+        return (type(op),)
+
+    def for_graph(self) -> RulesByOp:
+        """A copy for one pass over a graph, which :meth:`note` tells of each node's Op:
+        until then, the rules that declare ``needs`` are left out."""
+        view = copy.copy(self)
+        view._cache = {}
+        view._seen = set()
+        view._waiting = {i for i, needs in enumerate(self._needs) if needs}
+        return view
+
+    def note(self, op: Any) -> None:
+        """A node of ``op`` is in the graph (see :meth:`for_graph`): the rules needing
+        one like it are offered nodes from now on."""
+        if not self._waiting:
+            return
+        key = self._key(op)
+        seen = self._seen
+        if seen is None or key in seen:
+            return
+        seen.add(key)
+        mro = set(key[0].__mro__)
+        param_types = dict(zip(self._params, key[1:]))
+        woken = {
+            i
+            for i in self._waiting
+            if any(
+                t in mro if isinstance(t, type) else _types_match(t, key[0], param_types)
+                for t in self._needs[i]
+            )
+        }
+        if woken:
+            self._waiting -= woken
+            self._cache.clear()
 
     def for_op_type(self, op_type: type) -> tuple[tuple[NodeRewriter, tuple | None], ...]:
         """As :meth:`for_op`, for any Op of ``op_type``: rules tracking patterns on its
@@ -99,7 +164,10 @@ class RulesByOp:
         op_type = key[0]
         mro = set(op_type.__mro__)
         param_types = dict(zip(self._params, key[1:])) if len(key) > 1 else None
-        for rule, tracks in zip(self.rules, self._tracks):
+        waiting = self._waiting
+        for k, (rule, tracks) in enumerate(zip(self.rules, self._tracks)):
+            if k in waiting:
+                continue
             if tracks is None:
                 yield rule, None
                 continue

@@ -258,7 +258,7 @@ def _composite_body(op: Elemwise) -> tuple[Any, tuple[bool, ...]]:
     if made is None:
         comp = op.scalar_op
         full: set = set(comp.inner_inputs)  # values that are arrays of the output's rank
-        for inner in comp.fgraph.toposort():
+        for inner in comp.body_nodes:
             spec = _resolve_inner(inner)
             if spec is not None and spec[0] in ("call", "chain") and any(v in full for v in inner.inputs):
                 full.update(inner.outputs)
@@ -755,7 +755,7 @@ def _inplace_body(op: Elemwise, node: Apply) -> tuple[Any, tuple[bool, ...]]:
     made = plans.get(key)
     if made is not None:
         return made
-    order = comp.fgraph.toposort()
+    order = comp.body_nodes
     specs = {n: _resolve_inner(n) for n in order}
     position = {n: p for p, n in enumerate(order)}
     outs = comp.inner_outputs

@@ -141,9 +141,7 @@ def _scalar_fusable(sop: ScalarOp, in_dtypes: tuple[str, ...]) -> bool:
     if isinstance(sop, Composite):
         ok = _composite_ok.get(sop)
         if ok is None:
-            ok = all(
-                _scalar_fusable(n.op, tuple(v.type.dtype for v in n.inputs)) for n in sop.fgraph.toposort()
-            )
+            ok = all(_scalar_fusable(n.op, tuple(v.type.dtype for v in n.inputs)) for n in sop.body_nodes)
             if len(_composite_ok) > 1_000:
                 _composite_ok.clear()
             _composite_ok[sop] = ok
@@ -412,7 +410,7 @@ def _scalar_outputs(sop: ScalarOp, args: list[Variable], types: list, trace: Any
     line that made the node."""
     if isinstance(sop, Composite):
         env: dict = dict(zip(sop.inner_inputs, args))
-        for inner in sop.fgraph.toposort():
+        for inner in sop.body_nodes:
             outs = _scalar_outputs(
                 inner.op, [env.get(v, v) for v in inner.inputs], [o.type for o in inner.outputs], trace
             )

@@ -361,7 +361,7 @@ def _rewrite_pair(
 
 
 @register_rewrite("stabilize", "fast_run")
-@node_rewriter(elemwise_of(psb.Add, psb.Sub))
+@node_rewriter(elemwise_of(psb.Add, psb.Sub), needs=elemwise_of(psb.Exp))
 def local_expm1(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``exp(x) - 1`` -> ``expm1(x)`` and ``1 - exp(x)`` -> ``-expm1(x)`` (also among other
     terms of a sum): exact near ``x = 0``, where ``exp(x) - 1`` keeps few digits."""
@@ -376,7 +376,7 @@ def local_expm1(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
 
 
 @register_rewrite("stabilize", "fast_run")
-@node_rewriter(elemwise_of(psb.Add, psb.Sub))
+@node_rewriter(elemwise_of(psb.Add, psb.Sub), needs=elemwise_of(pss.Sigmoid))
 def local_one_minus_sigmoid(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``1 - sigmoid(x)`` -> ``sigmoid(-x)`` (and ``sigmoid(x) - 1`` -> ``-sigmoid(-x)``):
     ``1 - sigmoid(x)`` is 0 for ``x`` past 37, ``sigmoid(-x)`` its exact value."""
@@ -707,7 +707,7 @@ def _product_rule(
 
 
 @register_rewrite("stabilize", "fast_run")
-@node_rewriter(elemwise_of(*_PRODUCT_OPS))
+@node_rewriter(elemwise_of(*_PRODUCT_OPS), needs=elemwise_of(psb.Exp, pss.Sigmoid))
 def local_exp_over_1_plus_exp(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """In a product: ``exp(y) / (1 + exp(y))`` -> ``sigmoid(y)``, ``1 / (1 + exp(y))`` ->
     ``sigmoid(-y)`` (so ``1 / (1 + exp(-x))`` -> ``sigmoid(x)``), and a ``sigmoid`` or
@@ -748,7 +748,7 @@ def _sum_of_exp(v: Variable) -> bool:
 
 
 @register_rewrite("stabilize", "fast_run")
-@node_rewriter(elemwise_of(*_PRODUCT_OPS))
+@node_rewriter(elemwise_of(*_PRODUCT_OPS), needs=elemwise_of(psb.Exp))
 def local_softmax(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """In a product: ``exp(x) / sum(exp(x), axes)`` (the sum broadcast back along
     ``axes``) -> ``softmax(x, axes)``, which subtracts the maximum first: no ``inf / inf``."""

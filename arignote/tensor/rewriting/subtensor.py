@@ -95,7 +95,7 @@ def _is_zeros(x: Variable) -> bool:
 
 
 @register_rewrite("canonicalize", "fast_run")
-@node_rewriter(elemwise_of(Add))
+@node_rewriter(elemwise_of(Add), needs=_INCREMENTS)
 def serialize_increments_into_zeros(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``inc(zeros, a, i) + inc(zeros, b, j) + c`` → ``inc(inc(c, a, i), b, j)``: the same
     sum, as one chain of increments into one buffer (which the in-place stage then writes

@@ -115,6 +115,11 @@ class FunctionMaker:
         self.input_updates = input_updates
         t_rewrite = time.perf_counter()
         self.rewrite_timings = self.mode.optimizer(self.fgraph)
+        # nothing reverts past this point: the change record would keep all that the
+        # rewrites replaced alive with the function
+        forget = getattr(self.fgraph, "forget_history", None)
+        if forget is not None:
+            forget()
         self.rewrite_time = time.perf_counter() - t_rewrite
         self.build_time = t_rewrite - t_start
         self.link_time = 0.0

@@ -95,9 +95,9 @@ class Bookkeeper(Feature):
 
 class History(Feature):
     """Records input changes so they can be undone: ``fgraph.checkpoint()`` and
-    ``fgraph.revert(checkpoint)``."""
+    ``fgraph.revert(checkpoint)``; ``fgraph.forget_history()`` drops the record."""
 
-    pickle_rm_attr = ["checkpoint", "revert"]
+    pickle_rm_attr = ["checkpoint", "revert", "forget_history"]
 
     def __init__(self) -> None:
         self.history: dict = {}
@@ -108,10 +108,12 @@ class History(Feature):
         self.history[fgraph] = []
         fgraph.checkpoint = partial(self._checkpoint, fgraph)  # type: ignore[attr-defined]
         fgraph.revert = partial(self.revert, fgraph)  # type: ignore[attr-defined]
+        fgraph.forget_history = partial(self.forget, fgraph)  # type: ignore[attr-defined]
 
     def on_detach(self, fgraph: FunctionGraph) -> None:
         del fgraph.checkpoint  # type: ignore[attr-defined]
         del fgraph.revert  # type: ignore[attr-defined]
+        del fgraph.forget_history  # type: ignore[attr-defined]
         del self.history[fgraph]
 
     def _checkpoint(self, fgraph: FunctionGraph) -> int:
@@ -124,6 +126,14 @@ class History(Feature):
         if h is None:  # reverting: don't record the undo of an undo
             return
         h.append((node, i, var))
+
+    def forget(self, fgraph: FunctionGraph) -> None:
+        """Drop the record of ``fgraph``'s changes (checkpoints taken so far can no longer
+        be reverted to): it holds every replaced Variable, so all that rewriting replaced
+        stays alive while it is kept."""
+        h = self.history.get(fgraph)
+        if h:
+            h.clear()
 
     def revert(self, fgraph: FunctionGraph, checkpoint: int) -> None:
         """Undo every input change made since ``checkpoint``, newest first."""

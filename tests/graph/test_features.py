@@ -319,11 +319,37 @@ def test_history_ignores_its_own_revert():
     fg.check_integrity()
 
 
+def test_history_forget_drops_the_replaced_variables():
+    import gc
+    import weakref
+
+    (x, y, a, b, c), fg = _graph()
+    old = weakref.ref(b.owner)
+    fg.replace(b, y)
+    del b
+    gc.collect()
+    assert old() is not None  # the record of the change holds it (to revert)
+    fg.forget_history()
+    assert fg.checkpoint() == 0
+    gc.collect()
+    assert old() is None
+    fg.check_integrity()
+
+
+def test_a_compiled_function_keeps_no_record_of_its_rewrites():
+    import arignote
+    import arignote.tensor as pt
+
+    v = pt.dvector("v")
+    f = arignote.function([v], pt.exp(pt.log(v)) * 1.0)
+    assert f.maker.fgraph.checkpoint() == 0
+
+
 def test_history_detach():
     (x, y, a, b, c), fg = _graph()
     (rv,) = fg._features
     fg.remove_feature(rv)
-    for attr in ("checkpoint", "revert", "validate", "consistent", "replace_validate"):
+    for attr in ("checkpoint", "revert", "forget_history", "validate", "consistent", "replace_validate"):
         assert not hasattr(fg, attr)
     h = History()
     fg.attach_feature(h)

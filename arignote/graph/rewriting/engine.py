@@ -310,6 +310,7 @@ def apply_node_rewriters(
                 raise RewriteError(f"rewriting did not settle after {max_passes} passes")
     finally:
         fgraph.remove_feature(imported)
+        imported.nodes.clear()  # (the graph's callback timings keep the feature as a key)
     return count
 
 

@@ -662,7 +662,8 @@ def clone_get_equiv(
     ``merge=True`` (a keyword): the copy is merged as it is made: equal constants become
     one, and a node with the same Op and (copied) inputs as one already copied is that
     node (except Ops that overwrite an input): what the merge pass would do, without
-    building the duplicates and replacing them one by one.
+    building the duplicates and replacing them one by one. ``new_nodes`` (a keyword, a
+    list): the copied nodes are appended to it, each after the nodes it reads.
     """
     if memo is None:
         memo = {}
@@ -689,6 +690,9 @@ def _clone_get_equiv(
     stop = list(memo)
     strict = kwargs.get("strict", True)
     merged = _MergingTable() if kwargs.get("merge") else None
+    made = kwargs.get("new_nodes")
+    if made is None:
+        made = []
     for node in io_toposort(stop, outputs):
         new_inputs = []
         changed = False
@@ -702,8 +706,10 @@ def _clone_get_equiv(
             if new is not inp and new.type is not inp.type and new.type != inp.type:
                 changed = True
             new_inputs.append(new)
+        key = None
         if merged is not None:
-            same = merged.node(node.op, new_inputs)
+            key = merged.ops.key(node.op, new_inputs)
+            same = None if key is None else merged.nodes.get(key)
             if same is not None and all(a.type == b.type for a, b in zip(node.outputs, same.outputs)):
                 memo[node] = same
                 for old_out, new_out in zip(node.outputs, same.outputs):
@@ -722,8 +728,11 @@ def _clone_get_equiv(
             if tag is not None and (type(tag) is not Scratchpad or tag.__dict__):
                 new_node._tag = copy(tag)
         memo[node] = new_node
-        if merged is not None:
-            merged.add(new_node)
+        made.append(new_node)
+        if key is not None and (changed or node.op is not new_node.op):
+            key = merged.ops.key(new_node.op, new_node.inputs)  # (a rebuilt node)
+        if key is not None:
+            merged.nodes.setdefault(key, new_node)
         for old_out, new_out in zip(node.outputs, new_node.outputs):
             memo.setdefault(old_out, new_out)
     for out in outputs:
@@ -779,15 +788,6 @@ class _MergingTable:
     def constant(self, var: Variable) -> Variable:
         key = merge_key(var)
         return var if key is None else self.constants.setdefault(key, var)
-
-    def node(self, op: Any, inputs: list) -> Apply | None:
-        key = self.ops.key(op, inputs)
-        return None if key is None else self.nodes.get(key)
-
-    def add(self, node: Apply) -> None:
-        key = self.ops.key(node.op, node.inputs)
-        if key is not None:
-            self.nodes.setdefault(key, node)
 
 
 def equal_computations(

@@ -220,8 +220,12 @@ class FunctionGraph:
         update_mapping: dict[int, int] | None,
         clone_kwds: dict,
     ) -> None:
+        copied: list[Apply] | None = None
         if clone:
-            memo = clone_get_equiv(inputs, outputs, copy_inputs=True, copy_orphans=False, **clone_kwds)
+            copied = []
+            memo = clone_get_equiv(
+                inputs, outputs, copy_inputs=True, copy_orphans=False, new_nodes=copied, **clone_kwds
+            )
             inputs = [memo[i] for i in inputs]
             outputs = [memo[o] for o in outputs]
 
@@ -250,6 +254,8 @@ class FunctionGraph:
                 raise ValueError(f"FunctionGraph input {var} is listed twice")
             self.add_input(var, check=False)
         self._building: list[Apply] | None = [] if not features else None
+        if copied:  # the copy's nodes, made in an order that imports them as they are
+            self._import_nodes(copied, reason="init")
         for var in outputs:
             self.add_output(var, reason="init")
         # the nodes in the order each output imported them: what toposort() finds (the same
@@ -327,8 +333,14 @@ class FunctionGraph:
         :class:`~arignote.graph.utils.MissingInputError` (or, with ``import_missing``, a
         new input). Nothing is changed when that error is raised.
         """
+        self._import_nodes(io_toposort(self.variables, apply_node.outputs), check, reason, import_missing)
+
+    def _import_nodes(
+        self, new_nodes: list[Apply], check: bool = True, reason: Any = None, import_missing: bool = False
+    ) -> None:
+        """Import ``new_nodes``: nodes not in the graph yet, each after the nodes it reads,
+        whose other inputs are in the graph, constants, or (else) missing inputs."""
         known = self.variables
-        new_nodes = io_toposort(known, apply_node.outputs)
         if check:
             for node in new_nodes:
                 for inp in node.inputs:

@@ -208,3 +208,31 @@ def test_needs_must_be_decided_by_types() -> None:
 
     with pytest.raises(TypeError, match="needs lists Op classes"):
         RulesByOp([bad])
+
+
+def test_a_rule_changing_only_constants_keeps_the_node() -> None:
+    # upcast_constant_inputs gives `x + 1` the float64 constant 1.0: the node itself is
+    # changed (a revertible input change), not replaced by a copy
+    import numpy as np
+
+    from arignote.graph.rewriting.engine import InputSwap
+    from arignote.tensor.rewriting.elemwise import upcast_constant_inputs
+
+    x = pt.dvector("x")
+    fg = FunctionGraph([x], [x + pt.constant(np.array([1], dtype="int8"))], clone=False)
+    (node,) = fg.toposort()
+    changes = []
+
+    class Watch:
+        def on_change_input(self, fgraph, node, i, old, new, reason=None):
+            changes.append((i, str(old.type), str(new.type), type(reason)))
+
+    fg.attach_feature(Watch())
+    chk = fg.checkpoint()
+    assert apply_node_rewriters(fg, [upcast_constant_inputs]) == 1
+    assert fg.toposort() == [node] and fg.outputs[0] is node.outputs[0]
+    assert node.inputs[1].type.dtype == "float64" and np.asarray(node.inputs[1].data) == 1.0
+    assert changes == [(1, "Vector(int8, shape=(1,))", "Vector(float64, shape=(1,))", InputSwap)]
+    fg.revert(chk)
+    assert node.inputs[1].type.dtype == "int8"
+    fg.check_integrity()

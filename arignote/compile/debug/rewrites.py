@@ -20,6 +20,7 @@ from arignote.compile.mode import RewriteQuery
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.features import Feature
 from arignote.graph.fg import FunctionGraph
+from arignote.graph.rewriting.engine import InputSwap
 from arignote.link.python import python_thunk
 from arignote.link.vm import VM, VMLinker
 
@@ -47,6 +48,8 @@ class _ReplacementTracker(Feature):
     def on_change_input(
         self, fgraph: FunctionGraph, node: Apply, i: int, old: Variable, new: Variable, reason: Any = None
     ) -> None:
+        if isinstance(reason, InputSwap):  # the node computes what it did: check its output
+            old = new = node.outputs[0]
         key = (id(old), id(new))
         if key in self._seen:
             return

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO
 
 from arignote.configdefaults import config
-from arignote.graph.basic import Apply, Variable
+from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.features import Feature, ReplacementDidNotRemoveError
 from arignote.graph.fg import FunctionGraph, Output
 from arignote.graph.rewriting.registry import (
@@ -356,6 +356,19 @@ def _rewrite_one(
             print(f"rewrite {rule.name} ({rule.where}): {node} -> {[str(n) for _, n in pairs]}")
         imported.nodes.clear()
         verbose = config.optimizer_verbose
+        swaps = None if remove or len(pairs) != 1 else _constant_swaps(node, pairs[0][1], fgraph)
+        if swaps:
+            # the same node with other constants: its inputs are changed, nothing replaced
+            old, new = pairs[0]
+            if verbose:
+                print(f"rewriting: rewrite {rule.name} replaces {old} of {node} with {new} of {new.owner}")
+            for i, const in swaps:
+                fgraph.change_node_input(node, i, const, reason=InputSwap(rule.name), check=False)
+            for new_node in [node, *_new_nodes(fgraph, old)]:
+                if new_node not in queued and rules.for_op(new_node.op):
+                    worklist.append(new_node)
+                    queued.add(new_node)
+            return 1
         if remove:
             try:
                 fgraph.replace_all_validate_remove(  # type: ignore[attr-defined]
@@ -414,6 +427,35 @@ def _transform(
                 stacklevel=3,
             )
         return None  # a failed rewrite leaves the graph as it was
+
+
+class InputSwap(str):
+    """The reason given with a change of a node's inputs that keeps the value of its
+    outputs (the rule's name): the old input is not replaced by the new one, which may
+    differ from it (a constant of the node's dtype for one of another)."""
+
+
+def _constant_swaps(node: Apply, new: Variable, fgraph: FunctionGraph) -> list[tuple[int, Variable]] | None:
+    """``[(i, constant)]`` when ``new`` is computed by a node not in the graph that is
+    ``node`` with some inputs replaced by constants (same Op object, same output Type, an
+    Op neither viewing nor overwriting inputs): the change is made to ``node`` itself,
+    far cheaper than replacing it (``upcast_constant_inputs`` does this to every node
+    with a constant of another dtype). Else None."""
+    owner = new.owner
+    if owner is None or owner.op is not node.op or len(node.outputs) != 1 or owner in fgraph.apply_nodes:
+        return None
+    op = node.op
+    if getattr(op, "destroy_map", None) or getattr(op, "view_map", None) or new.type != node.outputs[0].type:
+        return None
+    if len(owner.inputs) != len(node.inputs):
+        return None
+    swaps = []
+    for i, (a, b) in enumerate(zip(node.inputs, owner.inputs)):
+        if a is not b:
+            if not isinstance(b, Constant):
+                return None
+            swaps.append((i, b))
+    return swaps
 
 
 def _new_nodes(fgraph: FunctionGraph, var: Variable) -> list[Apply]:

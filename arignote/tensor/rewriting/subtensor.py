@@ -9,16 +9,17 @@ from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import register_rewrite
-from arignote.scalar.basic import Add
+from arignote.scalar.basic import Add, Mul
 from arignote.tensor.alloc import Alloc
 from arignote.tensor.conversion import constant
-from arignote.tensor.indexing.advanced import AdvancedIncSubtensor, AdvancedIncSubtensor1
+from arignote.tensor.indexing.advanced import AdvancedIncSubtensor, AdvancedIncSubtensor1, advanced_subtensor1
 from arignote.tensor.indexing.basic import IncSubtensor, Subtensor
 from arignote.tensor.indexing.index import is_full_slice
 from arignote.tensor.join import stack
-from arignote.tensor.rewriting.elemwise import elemwise_of
+from arignote.tensor.reductions import sum as tensor_sum
+from arignote.tensor.rewriting.elemwise import elemwise_of, exact_cast, scalar_op_of
 from arignote.tensor.shape import Shape, Shape_i
-from arignote.tensor.ufuncs import add, second
+from arignote.tensor.ufuncs import add, mul, second
 
 
 def _shape_entry(node: Apply) -> tuple[Variable, int] | None:
@@ -154,3 +155,86 @@ def _is_point_increment(node: Apply) -> bool:
     return (
         isinstance(entry, (int, np.integer)) and not isinstance(entry, bool) and node.inputs[1].type.ndim == 0
     )
+
+
+#: a sum gathers the terms reading one vector from this many on
+GATHER_FROM = 8
+
+
+@register_rewrite("canonicalize", "fast_run")
+@node_rewriter(elemwise_of(Add), needs=(Subtensor,))
+def gather_indexed_terms(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """``v[0]*a + v[3]*b + ... + rest`` → ``sum(v[[0, 3, ...]] * [a, b, ...]) + rest``: a
+    float scalar sum of many terms that read one vector at constant places (each alone,
+    or times a constant) as one gather, one product and one sum, instead of three nodes
+    per term. This is a model written term by term; its gradient, many increments at
+    constant places, is what :func:`serialize_increments_into_zeros` makes one
+    increment. Only the order of the additions changes."""
+    if not isinstance(node.op.scalar_op, Add) or node.op.inplace_pattern or len(node.inputs) < GATHER_FROM:
+        return None
+    (out,) = node.outputs
+    dtype = out.type.dtype
+    if out.type.ndim != 0 or dtype not in ("float32", "float64"):
+        return None
+    clients = fgraph.clients
+    groups: dict[Variable, list] = {}  # vector -> [(place, scale or None, position)]
+    for k, term in enumerate(node.inputs):
+        found = _indexed_term(term, dtype, clients)
+        if found is not None:
+            groups.setdefault(found[0], []).append((*found[1:], k))
+    taken: set[int] = set()
+    parts = []
+    for v, terms in groups.items():
+        if len(terms) < GATHER_FROM:
+            continue
+        places = constant(np.array([p for p, _, _ in terms], dtype="int64"))
+        gathered = advanced_subtensor1(v, places)
+        if any(scale is not None for _, scale, _ in terms):
+            scales = np.array([1 if scale is None else scale for _, scale, _ in terms], dtype=dtype)
+            gathered = mul(gathered, constant(scales))
+        parts.append(tensor_sum(gathered))
+        taken.update(k for _, _, k in terms)
+    if not parts:
+        return None
+    parts += [t for k, t in enumerate(node.inputs) if k not in taken]
+    new = parts[0] if len(parts) == 1 else add(*parts)
+    return [new] if new.type == out.type else None
+
+
+def _indexed_term(term: Variable, dtype: str, clients: dict) -> tuple | None:
+    """``(v, place, scale)`` when ``term`` is ``v[place]`` (scale None) or ``v[place] * c``
+    (read only by the sum) of a ``dtype`` vector ``v``, a constant place and a constant
+    ``c`` that ``dtype`` holds exactly; else None."""
+    if term.type.dtype != dtype or term.type.ndim != 0:
+        return None
+    place = _constant_read(term, dtype)
+    if place is not None:
+        return (*place, None)
+    owner = term.owner
+    if not isinstance(scalar_op_of(owner), Mul) or len(owner.inputs) != 2 or len(clients.get(term, ())) != 1:
+        return None
+    for read, c in (owner.inputs, owner.inputs[::-1]):
+        place = _constant_read(read, dtype)
+        if place is None or not isinstance(c, Constant) or c.type.ndim != 0:
+            continue
+        scale = exact_cast(np.asarray(c.data), dtype)
+        if scale is not None:
+            return (*place, scale.item())
+    return None
+
+
+def _constant_read(var: Variable, dtype: str) -> tuple[Variable, int] | None:
+    """``(v, k)`` when ``var`` is ``v[k]`` of a ``dtype`` vector ``v`` at a constant ``k``."""
+    owner = var.owner
+    if owner is None or type(owner.op) is not Subtensor or len(owner.inputs) != 1:
+        return None
+    (v,) = owner.inputs
+    (k,) = owner.op.idx_list if len(owner.op.idx_list) == 1 else (None,)
+    if (
+        v.type.ndim != 1
+        or v.type.dtype != dtype
+        or not isinstance(k, (int, np.integer))
+        or isinstance(k, bool)
+    ):
+        return None
+    return v, int(k)

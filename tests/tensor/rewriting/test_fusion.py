@@ -209,15 +209,16 @@ def test_non_scalar_constants_stay_inputs():
 
 
 def test_sum_of_1666_terms_is_one_node():
-    x = pt.dvector("x")
-    y = x[0] * 1.0
+    # (products of two reads: a read times a constant is gathered before fusion)
+    x, w = pt.dvectors("x", "w")
+    y = x[0] * w[0]
     for i in range(1, 1666):
-        y = y + x[i] * float(i + 1)
-    v = np.linspace(0.1, 1.0, 1666)
-    f = check([x], y, [v])
+        y = y + x[i] * w[i]
+    v, u = np.linspace(0.1, 1.0, 1666), np.arange(1.0, 1667.0)
+    f = check([x, w], y, [v, u])
     (node,) = fused_nodes(f)
     assert len(node.inputs) >= 1666  # no operand limit
-    np.testing.assert_allclose(f(v), np.dot(v, np.arange(1, 1667)), rtol=1e-12)
+    np.testing.assert_allclose(f(v, u), np.dot(v, u), rtol=1e-12)
 
 
 def test_wide_add_of_fused_terms():

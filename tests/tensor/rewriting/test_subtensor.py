@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 import arignote
 import arignote.tensor as pt
@@ -70,3 +71,65 @@ def test_shape_entries_in_graphs() -> None:
     out = reshape(x, (x.shape[1], x.shape[0]))
     got = function([x], out)(np.arange(6.0).reshape(2, 3))
     np.testing.assert_array_equal(got, np.arange(6.0).reshape(3, 2))
+
+
+# --- gather_indexed_terms ---------------------------------------------------------------------
+
+
+def _kinds(f: Any) -> list[str]:
+    return sorted(type(op).__name__ for op in _ops(f))
+
+
+def test_a_sum_of_indexed_terms_is_one_gather() -> None:
+    from arignote.tensor.indexing.advanced import AdvancedSubtensor1
+
+    x = pt.dvector("x")
+    y = x[0] * 1.0
+    for i in range(1, 40):
+        y = y + x[i] * float(i + 1)
+    f = function([x], y)
+    ops = _ops(f)
+    assert sum(isinstance(op, AdvancedSubtensor1) for op in ops) == 1
+    assert not any(isinstance(op, Subtensor) for op in ops) and len(ops) <= 3
+    v = np.linspace(-1.0, 1.0, 40)
+    np.testing.assert_allclose(f(v), v @ np.arange(1.0, 41.0), rtol=1e-13)
+    np.testing.assert_allclose(f(v), function([x], y, mode=UNREWRITTEN)(v), rtol=1e-13)
+
+
+def test_gathered_terms_keep_the_other_terms_and_places() -> None:
+    # two vectors, repeated and negative places, plain reads, a float32 scale, and terms
+    # the rule leaves (a product used twice, a read at a symbolic place, another op)
+    x, w = pt.dvectors("x", "w")
+    k = pt.lscalar("k")
+    shared_term = x[2] * 3.0
+    terms = [x[i % 5 - 2] * np.float32(0.5 * i) for i in range(12)]
+    terms += [w[j] for j in (0, 1, 1, 3, 4, 5, 6, 7, -1)]
+    terms += [shared_term, x[k], pt.exp(w[2])]
+    y = pt.add(*terms) + shared_term
+    f = function([x, w, k], y)
+    assert sum(type(op).__name__ == "AdvancedSubtensor1" for op in _ops(f)) == 2
+    xv, wv = np.linspace(-1.0, 1.0, 6), np.linspace(0.5, 2.0, 9)
+    want = (
+        sum(xv[i % 5 - 2] * np.float32(0.5 * i) for i in range(12))
+        + sum(wv[j] for j in (0, 1, 1, 3, 4, 5, 6, 7, -1))
+        + 2 * xv[2] * 3.0
+        + xv[4]
+        + np.exp(wv[2])
+    )
+    np.testing.assert_allclose(f(xv, wv, 4), want, rtol=1e-13)
+    # an out-of-range place still raises, as the indexing written did
+    with pytest.raises(IndexError):
+        f(np.zeros(2), wv, 0)
+
+
+def test_few_terms_integers_and_vectors_are_not_gathered() -> None:
+    x = pt.dvector("x")
+    few = pt.add(*[x[i] * 2.0 for i in range(7)])
+    n = pt.lvector("n")
+    ints = pt.add(*[n[i] * 2 for i in range(10)])
+    m = pt.dmatrix("m")
+    rows = pt.add(*[m[i] * 2.0 for i in range(10)])  # vector terms: elementwise already
+    for inputs, out in (([x], few), ([n], ints), ([m], rows)):
+        f = function(inputs, out)
+        assert not any(type(op).__name__ == "AdvancedSubtensor1" for op in _ops(f))
+    np.testing.assert_array_equal(function([n], ints)(np.arange(10)), 90)

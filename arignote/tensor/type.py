@@ -72,6 +72,9 @@ class TensorType(Type):
 
     __props__ = ("dtype", "shape")
 
+    #: ``(dimension, length)`` of the static lengths, made by the first ``filter``
+    _static_lengths: tuple | None = None
+
     def __init__(
         self,
         dtype: Any,
@@ -132,9 +135,8 @@ class TensorType(Type):
         if type(data) is np.ndarray and data.dtype == self.numpy_dtype:
             # the common case first: an array of the right dtype, checked for its shape
             # against the static lengths (resolved once per Type)
-            try:
-                static = self._static_lengths
-            except AttributeError:
+            static = self._static_lengths
+            if static is None:
                 static = self._static_lengths = tuple(
                     (i, s) for i, s in enumerate(self.shape) if s is not None
                 )

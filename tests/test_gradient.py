@@ -48,9 +48,10 @@ from arignote.graph.null_type import (
 from arignote.graph.op import Op
 from arignote.graph.replace import batch_graph
 from arignote.graph.rewriting.basic import merge_graph
-from arignote.graph.traversal import io_toposort
+from arignote.graph.traversal import ancestors, io_toposort
 from arignote.tensor.batching import Batched
 from arignote.tensor.type import TensorType
+from arignote.tensor.variable import TensorConstant
 
 RNG = np.random.default_rng(7)
 
@@ -736,10 +737,10 @@ class TestReversePassGraph:
         assert back and not any(x in n.inputs for n in back)  # w's term would be (...) * x
 
     def test_deep_chain_100k(self):
-        x = pt.dscalar("x")
+        x, c = pt.dscalar("x"), pt.dscalar("c")  # (a symbolic factor: constant steps fold)
         y = x
         for _ in range(100_000):
-            y = y * 1.0001
+            y = y * c
         t0 = time.process_time()
         g = grad(y, x)
         spent = time.process_time() - t0
@@ -750,6 +751,16 @@ class TestReversePassGraph:
             back += 1
             v = v.owner.inputs[0]
         assert back == 100_000
+
+    def test_steps_on_small_constants_are_computed(self):
+        # the output gradient 1.0 times the constant factor: one constant, not a node per
+        # term (10,000 terms v[i] * (i + 1) would make 10,000 nodes to fold later)
+        v = pt.dvector("v")
+        g = grad(v[0] * np.float32(3.0) + v[1] * 2, v)
+        consts = [n for n in ancestors([g]) if isinstance(n, TensorConstant)]
+        assert any(np.asarray(c.data).dtype == np.float64 and c.data == 3.0 for c in consts)
+        assert not any(n.owner is not None and str(n.owner.op) == "Mul" for n in ancestors([g]))
+        np.testing.assert_array_equal(ev(g, {v: np.zeros(3)}), [3.0, 2.0, 0.0])
 
     def test_deep_chain_value(self):
         x = pt.dscalar("x")

@@ -13,7 +13,6 @@ from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import register_rewrite
 from arignote.graph.rewriting.unify import OpPattern
 from arignote.scalar.type import upcast
-from arignote.tensor.conversion import constant
 from arignote.tensor.elemwise import Elemwise
 
 __all__ = ["elemwise_of", "exact_cast", "scalar_op_of", "upcast_constant_inputs"]
@@ -78,11 +77,35 @@ def upcast_constant_inputs(fgraph: FunctionGraph, node: Apply) -> list[Variable]
         cast_value = exact_cast(np.asarray(inp.data), dtype)
         if cast_value is None:
             continue
-        new_inputs[k] = constant(cast_value)
+        ttype = _CONSTANT_TYPES.get((dtype, inp.type.shape))
+        if ttype is None:
+            if len(_CONSTANT_TYPES) > 4096:
+                _CONSTANT_TYPES.clear()
+            ttype = _CONSTANT_TYPES[(dtype, inp.type.shape)] = inp.type.clone(dtype=dtype)
+        new_inputs[k] = ttype.make_constant(cast_value)
         changed = True
     if not changed:
         return None
-    try:
-        return node.op(*new_inputs, return_list=True)
-    except TypeError:  # the op wants that input's dtype as it is (e.g. an integer order)
+    # whether the op takes these dtypes and gives the same output: once per op and dtypes
+    key = (node.op, *[i.type.dtype for i in new_inputs])
+    ok = _UPCAST_TAKEN.get(key)
+    if ok is None:
+        try:
+            made = node.op.make_node(*new_inputs)
+            ok = made.outputs[0].type.dtype == dtype
+        except TypeError:  # the op wants that input's dtype as it is (e.g. an integer order)
+            ok = False
+        if len(_UPCAST_TAKEN) > 4096:
+            _UPCAST_TAKEN.clear()
+        _UPCAST_TAKEN[key] = ok
+    if not ok:
         return None
+    # (the inputs' shapes are those of the node: its outputs' Types are the same)
+    return Apply._unchecked(node.op, new_inputs, [o.type() for o in node.outputs], node.trace).outputs
+
+
+#: (dtype, shape) -> the Type of the constants upcast_constant_inputs makes (one object)
+_CONSTANT_TYPES: dict[tuple, Any] = {}
+
+#: (Elemwise op, input dtypes) -> whether upcast_constant_inputs may give it those dtypes
+_UPCAST_TAKEN: dict[tuple, bool] = {}

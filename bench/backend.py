@@ -15,8 +15,10 @@ Workloads (``--cases``), float64:
   ``--json``).
 
 arignote runs as tier 1 (``NumbaLinker(jit="never")``: generated Python calling NumPy), as
-tier 2 forced (the ``"NUMBA"`` mode) and as FAST_RUN after its background compile settled
-(the tiered default: a kernel only where the cost model says it pays). PyTensor 3 runs in
+per-node kernels forced (``"NUMBA_KERNELS"``), as the whole graph in one Numba function
+(``"NUMBA"``) and as FAST_RUN after its background compiles settled (the tiered default: a
+per-node kernel where the cost model says it pays, then after 32 calls the whole graph if a
+trial measures it faster). PyTensor 3 runs in
 its default (Numba) mode, JAX with ``jax.jit``; they run in the interpreter given by
 ``--peer-python`` (this script with ``--peer``) when not importable here. Each number is the
 median of ``--calls`` calls after one warm-up call, in ms. Also prints NumPy's per-op and
@@ -214,6 +216,7 @@ def run_arignote(cases: list[str], calls: int) -> dict[str, dict[str, float]]:
     modes = {"tier 1": Mode(NumbaLinker(jit="never"), "fast_run")}
     if numba_available():
         modes["tier 2 forced"] = "NUMBA_KERNELS"
+        modes["NUMBA (whole graph)"] = "NUMBA"
         modes["FAST_RUN settled"] = Mode(NumbaLinker(jit="background", hot_elements=1), "fast_run")
     for case in cases:
         data = _inputs(case)
@@ -222,8 +225,15 @@ def run_arignote(cases: list[str], calls: int) -> dict[str, dict[str, float]]:
         args = [data[k] for k in syms]
         for name, mode in modes.items():
             f = arignote.function(list(syms.values()), expr, mode=mode)
-            f(*args)
+            settle = name == "FAST_RUN settled"
+            for _ in range(40 if settle else 1):  # (FAST_RUN: the whole graph's probe, then its compile)
+                f(*args)
             wait_for_kernels(600)
+            for _ in range(10 if settle else 0):  # (the trial: each tier timed)
+                f(*args)
+            whole = getattr(f.vm, "whole", None)
+            if whole is not None and settle:
+                print(f"{case}: FAST_RUN's whole graph: {whole.state} {whole.reason}", file=sys.stderr)
             out.setdefault(case, {})[f"arignote {name}"] = _median_ms(lambda f=f, a=args: f(*a), calls)
         out[case]["numpy"] = _median_ms(lambda c=case, d=data: _expr(c, np, _np_special(), **d), calls)
     return out

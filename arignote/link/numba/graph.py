@@ -3,7 +3,9 @@
 :func:`plan_graph` asks :func:`~arignote.link.numba.dispatch.numba_funcify` for each node's
 function (a ``def`` of its own, named by its Op family and the hash of its text, shared by
 nodes with the same text) and writes the graph's function, ``kernel``, calling them in
-topological order, one statement per node with the Op in a comment::
+topological order, one statement per node with the Op in a comment (a sum, product, max or
+min of an Elemwise's output that nothing else reads shares its Elemwise's statement: it is
+accumulated inside that loop, and the intermediate array is never made)::
 
     @numba.njit(_SIG, cache=True, nogil=True, error_model='numpy')
     def kernel(a_mu, a_log_tau, z, k0, kp_float64):
@@ -50,6 +52,7 @@ from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.link.numba.dispatch import NoNumbaImpl, numba_funcify
 from arignote.link.numba.dispatch.basic import SUPPORTED_DTYPES, nb_dtype, ndim_of
+from arignote.link.numba.dispatch.elemwise import elemwise_reducing, fusable_reduction
 from arignote.scalar.composite import Composite
 from arignote.scalar.type import ScalarType
 from arignote.tensor.elemwise import Elemwise
@@ -58,7 +61,7 @@ from arignote.tensor.type import TensorType
 __all__ = ["GraphPlan", "plan_graph", "GRAPH_FORMAT"]
 
 #: bumped when the generated text changes meaning (part of every key)
-GRAPH_FORMAT = 2
+GRAPH_FORMAT = 3
 #: the LLVM fast-math flags of every generated function (see the module's doc)
 FASTMATH = "{'reassoc', 'contract'}"
 _JIT = f"@numba.njit(nogil=True, error_model='numpy', boundscheck=False, fastmath={FASTMATH})"
@@ -171,8 +174,8 @@ class _Writer:
         self.consts.append(np.array(value, copy=True, order="C"))
         return name
 
-    def helper(self, node: Apply) -> tuple[str, list[str]]:
-        impl = numba_funcify(node.op, node)
+    def helper(self, node: Apply, impl: Any = None) -> tuple[str, list[str]]:
+        impl = numba_funcify(node.op, node) if impl is None else impl
         for text in impl.helpers:
             if text not in self.extra:
                 self.extra.append(text)
@@ -195,6 +198,27 @@ class _Writer:
                 consts.append(self.packed(c))
         return name, consts
 
+    def fusions(self) -> tuple[dict[Apply, dict[int, Apply]], set[Apply]]:
+        """The reductions computed inside the loop of the Elemwise making their input
+        (:func:`~arignote.link.numba.dispatch.elemwise.elemwise_reducing`): per Elemwise, its
+        output index -> the CAReduce, where that reduction is the output's only reader and
+        the output is not one of the graph's; and the set of those reductions."""
+        fused: dict[Apply, dict[int, Apply]] = {}
+        absorbed: set[Apply] = set()
+        members = set(self.nodes)
+        outputs = set(self.fgraph.outputs)
+        for node in self.nodes:
+            src = node.inputs[0].owner if node.inputs else None
+            if src is None or src not in members or not isinstance(src.op, Elemwise):
+                continue
+            var = node.inputs[0]
+            readers = list(self.fgraph.clients.get(var, ()))
+            if len(readers) != 1 or var in outputs or not fusable_reduction(node):
+                continue
+            fused.setdefault(src, {})[src.outputs.index(var)] = node
+            absorbed.add(node)
+        return fused, absorbed
+
     def _inner(self, head: list[str], body: list[str]) -> InnerFunction:
         lines = [*body[:-1], body[-1].rstrip(",") + ("," if len(self.fgraph.outputs) == 1 else "")]
         text = f"def inner({', '.join(self.args)}):\n" + "\n".join(lines) + "\n"
@@ -205,10 +229,12 @@ class _Writer:
     def write(self) -> GraphPlan | InnerFunction:
         fg = self.fgraph
         body: list[str] = []
+        refused: dict[Variable, str] = {}  # (named when a node reads them: its reason first)
         for var in fg.inputs:
             t = var.type
             if not isinstance(t, TensorType) or t.dtype not in SUPPORTED_DTYPES:
-                raise NoNumbaImpl(f"the input {var} of Type {t}")
+                refused[var] = f"the input {var} of Type {t}"
+                continue
             if t.ndim == 0 and not self.inner:
                 arg = self.fresh(f"a_{var.name or ''}", f"a{len(self.args)}")
                 local = self.fresh(var.name, f"x{len(self.args)}")
@@ -218,17 +244,29 @@ class _Writer:
             self.args.append(arg)
             self.arg_types.append(_array_type(t.dtype, t.ndim))
             self.names[var] = local
+        fused, absorbed = self.fusions()
         for k, node in enumerate(self.nodes):
+            if node in absorbed:
+                continue  # (computed in its input's loop)
+            reduced = fused.get(node, {})
             try:
-                name, own = self.helper(node)
+                name, own = self.helper(node, elemwise_reducing(node, reduced) if reduced else None)
+                for v in node.inputs:
+                    if v in refused:
+                        raise NoNumbaImpl(refused[v])
                 args = [self.ref(v) for v in node.inputs] + own
             except NoNumbaImpl as err:
                 raise NoNumbaImpl(f"node {k} ({_label(node)}): {err}") from None
             outs = []
             for j, v in enumerate(node.outputs):
+                if j in reduced:
+                    v = reduced[j].outputs[0]
                 outs.append(self.fresh(v.name, f"t{k}" if len(node.outputs) == 1 else f"t{k}_{j}"))
                 self.names[v] = outs[-1]
-            body.append(f"    {', '.join(outs)} = {name}({', '.join(args)})  # {_label(node)}")
+            label = " + ".join([_label(node), *(_label(r) for r in reduced.values())])
+            body.append(f"    {', '.join(outs)} = {name}({', '.join(args)})  # {label}")
+        if refused:
+            raise NoNumbaImpl(next(iter(refused.values())))
         rets, kinds, dtypes = [], [], []
         for v in fg.outputs:
             expr = self.ref(v)

@@ -303,6 +303,44 @@ def test_models_end_to_end(model):
         assert not any(np.shares_memory(r, q) for k, r in enumerate(results) for q in results[:k])
 
 
+def test_reductions_run_inside_the_loop_of_their_input():
+    X, Y = pt.dmatrices("X", "Y")
+    F = pt.matrix("F", dtype="float32")
+    K = pt.matrix("K", dtype="int8")
+    outs = [
+        (X * Y).sum(),
+        pt.max(X * 2 - Y, axis=0),  # NaN propagates
+        pt.min(pt.exp(X) + Y, axis=1),
+        pt.prod(X * 0.5 + 1, axis=0),
+        (F * F).sum(axis=1),  # float32, accumulated wider
+        (K * 3).sum(axis=0),  # int8 summed as int64
+        (X - Y).sum(axis=0) + (X - Y)[0],  # read twice: not fused
+    ]
+    f, ref = _whole([X, Y, F, K], outs), _ref([X, Y, F, K], outs)
+    fused = [line for line in f.vm.whole.source.splitlines() if " + " in line.partition("  # ")[2]]
+    assert fused and any("Max" in line for line in fused) and any("Sum" in line for line in fused)
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=(6, 5))
+    a[2, 3] = np.nan
+    args = [
+        a,
+        rng.normal(size=(6, 5)),
+        rng.normal(size=(6, 5)).astype("float32"),
+        rng.integers(-9, 9, (6, 5)).astype("int8"),
+    ]
+    got, want = f(*args), ref(*args)
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert g.dtype == w.dtype and g.shape == w.shape, k
+        np.testing.assert_allclose(g, w, rtol=1e-5 if g.dtype == np.float32 else 1e-12, err_msg=str(k))
+    assert np.isnan(got[1][3]) and np.isnan(got[2][2])
+    empty = [np.zeros((0, 5)), np.zeros((0, 5)), np.zeros((0, 5), "float32"), np.zeros((0, 5), "int8")]
+    with pytest.raises(ValueError) as want:
+        ref(*empty)
+    with pytest.raises(ValueError) as got:
+        f(*empty)
+    assert str(got.value).split("\n")[0] == str(want.value).split("\n")[0]
+
+
 def test_outputs_alias_no_input_and_no_other_output():
     x, y = pt.dmatrix("x"), pt.dvector("y")
     a, b = np.arange(12.0).reshape(3, 4), np.arange(4.0)
@@ -347,6 +385,22 @@ def test_a_graph_with_an_op_without_numba_runs_on_the_per_node_tiers():
         plan_graph(f.maker.fgraph)
 
 
+def test_a_graph_that_draws_stays_on_numpy_s_stream():
+    from arignote.tensor.random.utils import RandomStream
+
+    x = pt.dvector("x")
+    fs = []
+    for mode in ("NUMBA", "PYTHON"):
+        srng = RandomStream(seed=7)
+        fs.append(arignote.function([x], x + srng.normal(0, 1, size=x.shape), mode=mode))
+    f, ref = fs
+    assert f.vm.whole.state.startswith("tier 1")
+    assert "normal_rv" in f.vm.whole.reason and "numpy.random.Generator" in f.vm.whole.reason
+    v = np.zeros(5)
+    for _ in range(2):  # the seeded stream, call after call
+        np.testing.assert_array_equal(f(v), ref(v))
+
+
 def test_fast_run_probes_compiles_in_the_background_and_measures(monkeypatch):
     monkeypatch.setattr(wg, "PROBE_CALLS", 3)
     monkeypatch.setattr(wg, "NODE_US", 1e9)  # (glue-bound, however loaded the machine is)
@@ -387,7 +441,8 @@ def test_source_has_one_line_per_node_and_no_constant_values():
     assert [float(v) for v in p2.consts[-1]] != [float(v) for v in p3.consts[-1]]
     body = p2.source.split("def kernel(")[1].splitlines()[1:]
     calls = [line for line in body if "  # " in line]
-    assert len(calls) == len(fgraph_of(2.5).toposort())
+    # (one line per node; a reduction of an Elemwise's output only it reads shares the line)
+    assert sum(1 + line.split("  # ")[1].count(" + ") for line in calls) == len(fgraph_of(2.5).toposort())
     x32 = pt.vector("x", dtype="float32")
     p32 = plan_graph(_ref([x32], [pt.exp(x32 * 2.5)]).maker.fgraph)
     assert p32.key != p2.key

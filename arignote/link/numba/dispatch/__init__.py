@@ -7,6 +7,7 @@ from arignote.link.numba.dispatch import (  # noqa: F401  (imported for their re
     elemwise,
     join,
     products,
+    random,
     shape,
     special,
     subtensor,

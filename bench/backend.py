@@ -9,7 +9,10 @@ Workloads (``--cases``), float64:
 * ``fsum1``: ``(X * X - X).sum(axis=1)``, a reduction of a fused input, 4000x4000;
 * ``eight_schools``, ``hierarchical``: a model's log-density and its gradient (``models.py``:
   the non-centred eight schools model; varying intercepts ``a[g]`` over 80,000 observations
-  in 50 groups), the graphs dominated by per-node overhead. Here the arignote rows add the
+  in 50 groups), the graphs dominated by per-node overhead; ``logistic``: a logistic
+  regression's cost and gradient (1000x100), ``mlp_step``: a training step of a float32
+  784-512-10 tanh MLP with softmax cross-entropy (batch 256: loss and updated parameters).
+  Here the arignote rows add the
   whole graph as one Numba function (``"NUMBA"``: forced) and NumPy is the log-density and
   its gradient written by hand; printed in µs (the median of batches of calls; ms in
   ``--json``).
@@ -74,16 +77,41 @@ def _expr(case: str, m: Any, special: Any, **v: Any) -> Any:
     raise ValueError(case)
 
 
-CASES = ("ew", "arith", "sum1", "max0", "fsum1", "softmax1", "eight_schools", "hierarchical")
-MODEL_CASES = ("eight_schools", "hierarchical")
+CASES = (
+    "ew",
+    "arith",
+    "sum1",
+    "max0",
+    "fsum1",
+    "softmax1",
+    "eight_schools",
+    "hierarchical",
+    "logistic",
+    "mlp_step",
+)
+MODEL_CASES = ("eight_schools", "hierarchical", "logistic", "mlp_step")
 _HIER = models.hierarchical_data()
+#: the inputs differentiated (the first n; None: all) and, for a training step, the rate
+_N_PARAMS = {"logistic": 2, "mlp_step": 4}
+_RATE = {"mlp_step": 0.1}
 
 
 def _model(case: str, lib: Any) -> tuple[Callable, tuple]:
-    """(logp of the inputs, input values) of a model case, for ``lib``."""
+    """(logp or loss of the inputs, input values) of a model case, for ``lib``."""
     if case == "eight_schools":
         return (lambda *a: models.eight_schools_logp(*a, lib=lib)), models.EIGHT_SCHOOLS_ARGS
+    if case == "logistic":
+        return (lambda *a: models.logistic_cost(*a, lib=lib)), models.logistic_args()
+    if case == "mlp_step":
+        return (lambda *a: models.mlp_loss(*a, lib=lib)), models.mlp_args()
     return (lambda *a: models.hierarchical_logp(*a, data=_HIER, lib=lib)), models.hierarchical_args()
+
+
+def _outputs(case: str, value: Any, params: list, grads: list) -> list:
+    """The model's outputs: the value and the gradients, or for a training step the value
+    and the updated parameters."""
+    rate = _RATE.get(case)
+    return [value, *(grads if rate is None else [p - rate * g for p, g in zip(params, grads)])]
 
 
 def _numpy_model(case: str) -> Callable[[], Any]:
@@ -99,6 +127,32 @@ def _numpy_model(case: str) -> Callable[[], Any]:
             logp = -0.5 * (r * r).sum() - 0.5 * (z * z).sum() - 0.5 * (mu / 5.0) ** 2 - np.log1p(q) + lt
             rs = r / s
             return logp, rs.sum() - mu / 25.0, tau * (rs * z).sum() - 2 * q / (1 + q) + 1, tau * rs - z
+
+        return f
+    if case == "logistic":
+        w, b, X, y = models.logistic_args()
+
+        def f() -> tuple:
+            z = X @ w + b
+            cost = (np.log1p(np.exp(-z)) + (1.0 - y) * z).mean()
+            r = (1.0 / (1.0 + np.exp(-z)) - y) / len(y)
+            return cost, X.T @ r, r.sum()
+
+        return f
+    if case == "mlp_step":
+        W1, b1, W2, b2, x, t = models.mlp_args()
+
+        def f() -> tuple:
+            h = np.tanh(x @ W1 + b1)
+            logits = h @ W2 + b2
+            m = logits.max(axis=1, keepdims=True)
+            e = np.exp(logits - m)
+            s = e.sum(axis=1, keepdims=True)
+            loss = (np.log(s[:, 0]) + m[:, 0] - (t * logits).sum(axis=1)).mean()
+            dl = (e / s - t) / np.float32(len(x))
+            dh = (dl @ W2.T) * (1 - h * h)
+            grads = (x.T @ dh, dh.sum(axis=0), h.T @ dl, dl.sum(axis=0))
+            return loss, *[p - np.float32(0.1) * g for p, g in zip((W1, b1, W2, b2), grads)]
 
         return f
     d = _HIER
@@ -141,9 +195,13 @@ def run_arignote_models(cases: list[str]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for case in cases:
         logp_of, args = _model(case, pt)
-        ins = [pt.tensor(f"i{k}", dtype="float64", shape=(None,) * np.ndim(a)) for k, a in enumerate(args)]
+        ins = [
+            pt.tensor(f"i{k}", dtype=str(np.asarray(a).dtype), shape=(None,) * np.ndim(a))
+            for k, a in enumerate(args)
+        ]
         logp = logp_of(*ins)
-        outs = [logp, *arignote.grad(logp, ins)]
+        params = ins[: _N_PARAMS.get(case)]
+        outs = _outputs(case, logp, params, arignote.grad(logp, params))
         modes = {"tier 1": Mode(NumbaLinker(jit="never"), "fast_run")}
         if numba_available():
             modes["NUMBA (whole graph)"] = "NUMBA"
@@ -172,10 +230,12 @@ def run_peer_models(cases: list[str]) -> dict[str, dict[str, float]]:
         for case in cases:
             logp_of, args = _model(case, ptt)
             ins = [
-                ptt.tensor(f"i{k}", dtype="float64", shape=(None,) * np.ndim(a)) for k, a in enumerate(args)
+                ptt.tensor(f"i{k}", dtype=str(np.asarray(a).dtype), shape=(None,) * np.ndim(a))
+                for k, a in enumerate(args)
             ]
             logp = logp_of(*ins)
-            f = pytensor.function(ins, [logp, *pytensor.grad(logp, ins)])
+            params = ins[: _N_PARAMS.get(case)]
+            f = pytensor.function(ins, _outputs(case, logp, params, pytensor.grad(logp, params)))
             out.setdefault(case, {})["pytensor (numba)"] = _median_us(lambda f=f, a=args: f(*a)) / 1e3
     if importable("jax"):
         import jax
@@ -184,7 +244,13 @@ def run_peer_models(cases: list[str]) -> dict[str, dict[str, float]]:
         jax.config.update("jax_enable_x64", True)
         for case in cases:
             logp_of, args = _model(case, jnp)
-            fn = jax.jit(jax.value_and_grad(logp_of, argnums=tuple(range(len(args)))))
+            n = _N_PARAMS.get(case) or len(args)
+
+            def step(*a: Any, case: str = case, logp_of: Callable = logp_of, n: int = n) -> Any:
+                value, grads = jax.value_and_grad(logp_of, argnums=tuple(range(n)))(*a)
+                return _outputs(case, value, list(a[:n]), list(grads))
+
+            fn = jax.jit(step)
             jargs = [np.asarray(a) for a in args]
             out.setdefault(case, {})["jax"] = (
                 _median_us(lambda fn=fn, a=jargs: jax.block_until_ready(fn(*a))) / 1e3

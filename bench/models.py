@@ -55,3 +55,45 @@ def hierarchical_logp(a: Any, b: Any, mu_a: Any, log_tau: Any, log_sigma: Any, d
 
 def hierarchical_args(groups: int = 50) -> tuple:
     return (np.linspace(-0.5, 0.5, groups), np.array(0.2), np.array(0.1), np.array(0.0), np.array(0.0))
+
+
+def logistic_data(n: int = 1000, d: int = 100) -> tuple:
+    """Inputs of a logistic regression: features ``X`` (n x d) and 0/1 labels ``y``."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(n, d))
+    y = (X @ rng.normal(size=d) + rng.normal(size=n) > 0).astype("float64")
+    return X, y
+
+
+def logistic_cost(w: Any, b: Any, X: Any, y: Any, lib: Any) -> Any:
+    """The mean negative log-likelihood of labels ``y`` under ``sigmoid(X @ w + b)``."""
+    z = lib.dot(X, w) + b
+    return (lib.log1p(lib.exp(-z)) + (1.0 - y) * z).mean()
+
+
+def logistic_args() -> tuple:
+    return (np.zeros(100), np.array(0.0), *logistic_data())
+
+
+def mlp_data(batch: int = 256, n_in: int = 784, n_out: int = 10) -> tuple:
+    """float32 inputs ``x`` (batch x n_in) and one-hot targets ``t`` of an MLP."""
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(batch, n_in)).astype("float32")
+    t = np.eye(n_out, dtype="float32")[rng.integers(0, n_out, batch)]
+    return x, t
+
+
+def mlp_loss(W1: Any, b1: Any, W2: Any, b2: Any, x: Any, t: Any, lib: Any) -> Any:
+    """Softmax cross-entropy of a one-hidden-layer tanh MLP."""
+    h = lib.tanh(lib.dot(x, W1) + b1)
+    logits = lib.dot(h, W2) + b2
+    m = logits.max(axis=1, keepdims=True)
+    lse = lib.log(lib.exp(logits - m).sum(axis=1)) + m[:, 0]
+    return (lse - (t * logits).sum(axis=1)).mean()
+
+
+def mlp_args(n_in: int = 784, n_hidden: int = 512, n_out: int = 10) -> tuple:
+    rng = np.random.default_rng(3)
+    W1 = (rng.normal(size=(n_in, n_hidden)) * 0.03).astype("float32")
+    W2 = (rng.normal(size=(n_hidden, n_out)) * 0.03).astype("float32")
+    return (W1, np.zeros(n_hidden, "float32"), W2, np.zeros(n_out, "float32"), *mlp_data())

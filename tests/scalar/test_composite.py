@@ -338,3 +338,17 @@ def test_fused_equals_unfused(body):
                     equal_nan=True,
                 )
                 np.testing.assert_array_equal(via_node, unfused)
+
+
+def test_a_body_taken_as_it_is_makes_its_function_graph_when_asked_for():
+    # (fusion makes a Composite per group and rarely reads its FunctionGraph)
+    x, y = ps.float64("x"), ps.float64("y")
+    body = ps.exp(x) * y + x
+    c = Composite([x, y], [body], clone=False)
+    assert c._fgraph is None
+    assert [type(n.op).__name__ for n in c.body_nodes] == ["Exp", "Mul", "Add"]
+    assert c.fgraph.toposort() == c.body_nodes and c.fgraph.outputs == [body]
+    assert c == Composite([x, y], [body])  # equal to the copied one
+    assert float(c.impl(1.0, 2.0)) == float(np.exp(1.0) * 2.0 + 1.0)
+    with pytest.raises(MissingInputError):
+        Composite([x], [body], clone=False)  # y is not an input

@@ -509,14 +509,6 @@ def test_scan_loops_compiled_match_the_python_loop():
     assert str(got.value).split("\n")[0] == str(want.value).split("\n")[0]
 
 
-def test_scan_keeping_only_its_last_rows_stays_on_the_python_loop():
-    x0, a = pt.dscalar("x0"), pt.dscalar("a")
-    xs, _ = arignote.scan(lambda x, a: x * a + 1.0, outputs_info=[x0], non_sequences=[a], n_steps=50)
-    f, ref = arignote.function([x0, a], xs[-1], mode="NUMBA"), _ref([x0, a], xs[-1])
-    assert f.vm.whole.state.startswith("tier 1") and "ring" in f.vm.whole.reason
-    np.testing.assert_allclose(f(0.5, 0.9), ref(0.5, 0.9))
-
-
 def test_settled_tier2_nodes_are_written_out_again(monkeypatch):
     monkeypatch.setattr(wg, "PROBE_CALLS", 2)
     monkeypatch.setattr(wg, "NODE_US", 0.0)  # (no whole-graph function here)

@@ -11,14 +11,18 @@ Three cases, float64:
 arignote runs in its default mode (the Scan's loop in Python over one compiled inner
 function) and, when JAX is importable here, in ``mode="JAX"`` ("arignote-jax": the Scan
 becomes one ``lax.scan``), and when Numba is importable, in ``mode="NUMBA"``
-("arignote-numba": the whole graph, the loop included, one Numba function; its compile is
-a cold one unless ``ARIGNOTE_CACHE_DIR`` holds it already).
+("arignote-numba": the whole graph, the loop included, one Numba function).
 
-For each library: "compile" is building the graph, compiling and the first call (for JAX
-the first call of the ``jax.jit`` function, which traces and compiles; for PyTensor its
-default mode, whose JIT compiles at the first call, with an empty compile cache); "call"
-is the best of several calls. Values are checked against a NumPy loop (a mismatch makes
-the exit status 1).
+For each library: "compile" is building the graph, compiling and the first call, the
+library already imported, with its compile caches empty: for JAX the first call of the
+``jax.jit`` function, which traces and compiles (JAX's persistent cache is off by
+default); for PyTensor its default mode, whose JIT compiles at the first call, with empty
+PyTensor and Numba caches; for "arignote-numba" an empty ``ARIGNOTE_CACHE_DIR`` (Numba
+imported before timing, as the peers' processes import it). With ``--warm-cache``,
+"arignote-numba (warm)" is measured again in a new process reading the disk cache the
+first measurement filled (what a user's second session pays). "call" is the best of
+several calls. Values are checked against a NumPy loop (a mismatch makes the exit
+status 1).
 
 With ``--peer-python``, PyTensor and JAX run in that interpreter (this script with
 ``--serve``, with empty PyTensor and Numba caches), the libraries taking turns case by
@@ -196,6 +200,7 @@ BUILDERS = {
     "arignote": build_arignote,
     "arignote-jax": lambda case: build_arignote(case, mode="JAX"),
     "arignote-numba": lambda case: build_arignote(case, mode="NUMBA"),
+    "arignote-numba (warm)": lambda case: build_arignote(case, mode="NUMBA"),
     "pytensor": build_pytensor,
     "jax": build_jax,
 }
@@ -240,7 +245,13 @@ def serve(libs: Sequence[str], repeats: int) -> int:
     # empty compile caches: the compile times are cold ones
     os.environ.setdefault("PYTENSOR_FLAGS", f"compiledir={tempfile.mkdtemp(prefix='pytensor-bench-')}")
     os.environ.setdefault("NUMBA_CACHE_DIR", tempfile.mkdtemp(prefix="numba-bench-"))
-    print(json.dumps({"meta": True, "versions": versions(libs)}), flush=True)
+    if any(lib.startswith("arignote") for lib in libs):  # (the warm-cache measurement)
+        ensure_repo_importable()
+        import numba  # noqa: F401  (imported before timing, as by the first measurement)
+
+        print(json.dumps({"meta": True, "versions": {}}), flush=True)
+    else:
+        print(json.dumps({"meta": True, "versions": versions(libs)}), flush=True)
     for line in sys.stdin:
         case = line.strip()
         for lib in libs:
@@ -260,7 +271,7 @@ def report(records: list[dict], meta: dict) -> tuple[str, bool]:
         peers = [by.get((p, case), {}) for p in ("pytensor", "jax")]
         best_call = min((p["call"] for p in peers if "call" in p), default=None)
         jax_compile = by.get(("jax", case), {}).get("compile")
-        for lib in ("arignote", "arignote-numba", "arignote-jax", "pytensor", "jax"):
+        for lib in ("arignote", "arignote-numba", "arignote-numba (warm)", "arignote-jax", "pytensor", "jax"):
             r = by.get((lib, case))
             if r is None:
                 continue
@@ -292,6 +303,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=7, help="calls timed per case (best of)")
     p.add_argument("--cases", default=",".join(CASES))
     p.add_argument("--json", metavar="PATH", help="also write every record here")
+    p.add_argument(
+        "--warm-cache",
+        action="store_true",
+        help="also measure arignote-numba in a new process reading the disk cache the first run filled",
+    )
     p.add_argument("--serve", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.serve:
@@ -310,6 +326,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         import arignote.link.jax  # noqa: F401
 
         meta["versions"].setdefault("jax", versions(["jax"])["jax"])
+    numba_here = importable("numba")
+    if numba_here:
+        # cold compiles, like the peers' (their caches empty); Numba imported before timing
+        import numba  # noqa: F401
+
+        os.environ["ARIGNOTE_CACHE_DIR"] = tempfile.mkdtemp(prefix="arignote-bench-")
+        meta["versions"]["numba"] = versions(["numba"])["numba"]
     if remote and args.peer_python:
         peer = PeerProcess(args.peer_python, os.path.abspath(__file__), ["--serve", ",".join(remote)])
         meta["versions"].update((peer.meta or {}).get("versions", {}))
@@ -318,8 +341,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         records.append(measure("arignote", case, args.repeats))
         if importable("jax"):  # arignote's JAX backend: the Scan as one lax.scan
             records.append(measure("arignote-jax", case, args.repeats))
-        if importable("numba"):  # the whole graph, its loop included, as one Numba function
+        if numba_here:  # the whole graph, its loop included, as one Numba function
             records.append(measure("arignote-numba", case, args.repeats))
+            if args.warm_cache:  # a new process, the disk cache filled by the line above
+                warm = PeerProcess(sys.executable, os.path.abspath(__file__), ["--serve", "arignote-numba (warm)"])
+                records.extend(warm.request(case))
+                warm.close()
         records.extend(measure(lib, case, args.repeats) for lib in local)
         if peer is not None:
             records.extend(peer.request(case))

@@ -169,7 +169,11 @@ def _dimshuffle(op: DimShuffle, node: Apply) -> NumbaImpl:
         return NumbaImpl(f"def impl(x):\n    return {expr}\n")
     lines.append(f"    y = {expr}")
     if perm != sorted(perm):
-        lines.append(f"    y = np.transpose(y, {shape_tuple([str(p) for p in perm])})")
+        # (as_strided, not np.transpose with axes: Numba's check of the axes compiles an
+        # error message's string formatting, seconds of compile per process)
+        shape = shape_tuple([f"y.shape[{p}]" for p in perm])
+        strides = shape_tuple([f"y.strides[{p}]" for p in perm])
+        lines.append(f"    y = np.lib.stride_tricks.as_strided(y, shape={shape}, strides={strides})")
     for a in op.augment:
         lines.append(f"    y = np.expand_dims(y, {a})")
     lines.append("    return y")

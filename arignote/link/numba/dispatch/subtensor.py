@@ -78,6 +78,25 @@ def _subtensor(op: Subtensor, node: Apply) -> NumbaImpl:
     return NumbaImpl("\n".join(lines) + "\n")
 
 
+def _write_loops(
+    lines: list[str], indent: str, target: str, tnd: int, value: str, y: Any, vnd: int, inc: bool
+) -> None:
+    """Lines writing (or adding, ``inc``) ``value`` (rank ``vnd``; its dimensions ``y``'s
+    last ``vnd``, a static 1 broadcast) into every element of ``target`` (rank ``tnd``),
+    element by element: an array assigned to a slice would make Numba compile its
+    shape-mismatch message (string formatting: seconds of compile per process); the
+    shapes are checked before."""
+    e = [f"e{d}" for d in range(tnd)]
+    for d in range(tnd):
+        lines.append(f"{indent}{'    ' * d}for e{d} in range({target}.shape[{d}]):")
+    ynd = ndim_of(y)
+    lead = tnd - vnd
+    vidx = ["0" if y.type.shape[ynd - vnd + d] == 1 else e[lead + d] for d in range(vnd)]
+    src = f"{value}[{', '.join(vidx)}]" if vnd else value
+    dst = f"{target}[{', '.join(e)}]"
+    lines.append(f"{indent}{'    ' * tnd}{dst} = {dst + ' + ' if inc else ''}{src}")
+
+
 def _value_check(y: Any, target: str, tnd: int, lines: list[str], what: str) -> None:
     """Raise unless the value ``y`` fits the part named ``target`` (of rank ``tnd``):
     equal lengths, or a static 1 of ``y``'s Type."""
@@ -105,7 +124,7 @@ def _inc_subtensor(op: IncSubtensor, node: Apply) -> NumbaImpl:
     else:
         lines.append(f"    part = o[{idx}]")
         _value_check(y, "part", tnd, lines, str(op))
-        lines.append(f"    part[...] = {'y' if op.set_instead_of_inc else 'part + y'}")
+        _write_loops(lines, "    ", "part", tnd, "y", y, ndim_of(y), not op.set_instead_of_inc)
     lines.append("    return o")
     return NumbaImpl("\n".join(lines) + "\n")
 
@@ -131,7 +150,11 @@ def _advanced_subtensor1(op: AdvancedSubtensor1, node: Apply) -> NumbaImpl:
         "        r = idx[k]",
     ]
     _row_check(lines)
-    lines.append("        o[k] = x[r]")
+    if nd == 1:
+        lines.append("        o[k] = x[r]")
+    else:  # (row by row, element by element: see _write_loops)
+        lines += ["        row = o[k]", "        src = x[r]"]
+        _write_loops(lines, "        ", "row", nd - 1, "src", x, nd - 1, False)
     lines.append("    return o")
     return NumbaImpl("\n".join(lines) + "\n")
 
@@ -151,12 +174,14 @@ def _advanced_inc_subtensor1(op: AdvancedIncSubtensor1, node: Apply) -> NumbaImp
                 lines.append(f"    if y.shape[{d}] != x.shape[{d}]:")
                 lines.append(f"        raise ValueError('{op}: the value does not fit the rows')")
         value = "y[0]" if y.type.shape[0] == 1 else "y[k]"
+        vnd = ynd - 1
     elif ynd < nd:
         for d in range(ynd):
             if y.type.shape[d] != 1:
                 lines.append(f"    if y.shape[{d}] != x.shape[{nd - ynd + d}]:")
                 lines.append(f"        raise ValueError('{op}: the value does not fit the rows')")
         value = "y"
+        vnd = ynd
     else:
         raise NoNumbaImpl(f"{op}: a value of more dimensions than x")
     lines += ["    for k in range(idx.shape[0]):", "        r = idx[k]"]
@@ -164,8 +189,8 @@ def _advanced_inc_subtensor1(op: AdvancedIncSubtensor1, node: Apply) -> NumbaImp
     if nd == 1:
         lines.append(f"        o[r] {'=' if op.set_instead_of_inc else '+='} {value}")
     else:
-        lines.append("        row = o[r]")
-        lines.append(f"        row[...] = {value if op.set_instead_of_inc else 'row + ' + value}")
+        lines += ["        row = o[r]", f"        val = {value}"]
+        _write_loops(lines, "        ", "row", nd - 1, "val", y, vnd, not op.set_instead_of_inc)
     lines.append("    return o")
     return NumbaImpl("\n".join(lines) + "\n")
 

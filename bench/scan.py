@@ -344,7 +344,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if numba_here:  # the whole graph, its loop included, as one Numba function
             records.append(measure("arignote-numba", case, args.repeats))
             if args.warm_cache:  # a new process, the disk cache filled by the line above
-                warm = PeerProcess(sys.executable, os.path.abspath(__file__), ["--serve", "arignote-numba (warm)"])
+                warm = PeerProcess(
+                    sys.executable, os.path.abspath(__file__), ["--serve", "arignote-numba (warm)"]
+                )
                 records.extend(warm.request(case))
                 warm.close()
         records.extend(measure(lib, case, args.repeats) for lib in local)

@@ -196,6 +196,7 @@ class JAXRunner:
         self._device_cache: dict[int, tuple[Any, Any]] = {}
         self._jitted: Callable | None = None
         self._settled = False  # whether a call has traced successfully with the current argnums
+        self._direct: Callable[[], list] | None = None  # see call_direct
 
     # -- what the tools read from a runner ------------------------------------------------
 
@@ -284,6 +285,40 @@ class JAXRunner:
                     copy()
         for cell, value, convert in zip(self.output_cells, results, self.converters):
             cell[0] = value if convert is None else convert(value)
+
+    def call_direct(self) -> list:
+        """One call, the outputs' values returned as a list, the output cells left as they
+        are: for a caller that takes the values as they come (fresh arrays, no update to
+        apply), as :class:`~arignote.compile.executor.Function` does for a plain call. Once
+        a call has settled the compiled function, a call whose inputs all pass as they are
+        is one generated function: the compiled function called with the input cells'
+        values and each output converted, with none of the per-call bookkeeping of
+        :meth:`__call__` (static arguments, generators, shared values' device copies: a
+        runner with any of them keeps going through it)."""
+        direct = self._direct
+        if direct is not None:
+            return direct()
+        self()
+        if self._settled and self._plain and not self._async_copies and self._jitted is not None:
+            self._direct = self._make_direct()
+        return [cell[0] for cell in self.output_cells]
+
+    def _make_direct(self) -> Callable[[], list]:
+        names: dict[str, Any] = {"_jitted": self._jitted}
+        ins = []
+        for k, cell in enumerate(self.input_cells):
+            names[f"_c{k}"] = cell
+            ins.append(f"_c{k}[0]")
+        outs = []
+        for k, convert in enumerate(self.converters):
+            if convert is None:
+                outs.append(f"r[{k}]")
+            else:
+                names[f"_f{k}"] = convert
+                outs.append(f"_f{k}(r[{k}])")
+        source = f"def run():\n    r = _jitted({', '.join(ins)})\n    return [{', '.join(outs)}]\n"
+        exec(compile(source, "<arignote jax call>", "exec"), names)
+        return names["run"]
 
 
 def _off_host(value: Any) -> bool:

@@ -257,3 +257,31 @@ def test_shapes_computed_from_shapes_stay_static() -> None:
     f = arignote.function([x], out, mode=Mode(linker="jax", optimizer=None))
     np.testing.assert_array_equal(f(np.ones(3)), np.full(7, 3.0))
     np.testing.assert_array_equal(f(np.ones(2)), np.full(5, 2.0))
+
+
+def test_plain_calls_go_straight_to_the_compiled_function_and_still_check_inputs() -> None:
+    mu, z = pt.dscalar("mu"), pt.dvector("z")
+    logp = -0.5 * ((z - mu) ** 2).sum()
+    outs = [logp, *arignote.grad(logp, [mu, z])]
+    f = arignote.function([mu, z], outs, mode="JAX")
+    one = arignote.function([mu, z], logp, mode=Mode(JAXLinker(device_outputs=True), get_mode("JAX").query))
+    ref = arignote.function([mu, z], outs, mode=REFERENCE)
+    zs = np.linspace(-1.0, 1.0, 5)
+    for k in range(3):  # the first call settles the compiled function, the next ones skip the bookkeeping
+        assert_same(f(0.5 * k, zs), ref(0.5 * k, zs))
+        got = one(0.5 * k, zs)
+        assert isinstance(got, jax.Array) and got.shape == ()
+        np.testing.assert_allclose(np.asarray(got), ref(0.5 * k, zs)[0])
+    assert f.vm._direct is not None and one.vm._direct is not None
+    # bad inputs: the error names the input and its Type, as on any call
+    with pytest.raises(TypeError, match=r"input 1 \('z'\).*expected Type Vector\(float64"):
+        f(0.5, np.ones((2, 2)))
+    with pytest.raises(TypeError, match=r"input 0 \('mu'\).*Scalar\(float64"):
+        f("a", zs)
+    assert_same(f(0.5, zs), ref(0.5, zs))
+    # updates, outputs borrowed or shared values keep the general path
+    acc = arignote.shared(np.float64(0.0), name="acc")
+    g = arignote.function([mu], acc, updates={acc: acc + mu}, mode="JAX")
+    assert g._direct is None
+    g(1.0), g(2.0)
+    assert float(acc.get_value()) == 3.0

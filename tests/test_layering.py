@@ -46,7 +46,11 @@ LAYERS: tuple[tuple[str, int], ...] = (
     ("arignote.configdefaults", 1),
     ("arignote.configparser", 1),
     ("arignote.graph.*", 2),
+    # pytensor.misc's path: containers, memory checks and a pickler of graphs
+    ("arignote.misc.*", 2),
     ("arignote.scalar.*", 3),
+    # TensorSymbolicOp is a SymbolicOp (an OpFromGraph); its home keeps PyTensor's path
+    ("arignote.tensor.symbolic", 8),
     ("arignote.tensor.*", 4),
     ("arignote.sparse.*", 4),
     ("arignote.gradient", 5),

@@ -48,7 +48,7 @@ from arignote.tensor.inner_shapes import infer_inner_shapes
 from arignote.tensor.shape import batch_length
 from arignote.tensor.type import TensorType
 
-__all__ = ["OpFromGraph"]
+__all__ = ["OpFromGraph", "SymbolicOp"]
 
 # Keywords of ``function`` that describe the graph rather than how to compile it: an
 # OpFromGraph gets its graph from ``inputs``/``outputs`` and its ``name`` itself.
@@ -602,3 +602,110 @@ def _batched_op(op: OpFromGraph, flags: list, length: int | None) -> OpFromGraph
     outs = [broadcast_batch(o, n) if b is None else b for o, b in zip(op.inner_outputs, outs)]
     name = None if op.name is None else f"{op.name}_batched"
     return OpFromGraph(new_inputs, outs, inline=op.is_inline, name=name, **op.kwargs)
+
+
+# --- SymbolicOp: an OpFromGraph built from the Types it is called with ------------------------
+
+
+class SymbolicOp(OpFromGraph):
+    """An :class:`OpFromGraph` whose inner graph a subclass builds, by
+    :meth:`build_inner_graph`, from the Types of the inputs it is called with.
+
+    ``MyOp()`` needs no inputs to make: calling it on Variables builds (once per tuple of
+    input Types) the Op for those Types and applies it. A subclass may declare
+    ``__props__`` (given as keywords, read by ``build_inner_graph``), override
+    :meth:`filter_inputs` (to turn Python values into Variables:
+    :class:`~arignote.tensor.symbolic.TensorSymbolicOp` does), ``pullback``/``pushforward``
+    (else the inner graph is differentiated), and set the class attribute ``inline``
+    (``True``: compiled functions inline the inner graph; default ``False``). Other keywords
+    go to :class:`OpFromGraph` (``name``, compile keywords). The inner graph may not use
+    shared variables implicitly (``strict=True`` by default).
+
+    Printing shows such a node as one Op, without its inner graph (it stands for one
+    operation, like a built-in Op).
+    """
+
+    inline: bool = False
+
+    def __init__(self, input_types: Sequence[Any] | None = None, **kwargs: Any):
+        for prop in getattr(type(self), "__props__", ()):
+            if prop in kwargs:
+                setattr(self, prop, kwargs.pop(prop))
+        self._init_kwargs = dict(kwargs)
+        self._built_for: dict[tuple, SymbolicOp] = {}
+        if input_types is None:
+            return  # built on the first call, for the Types it is given
+        kwargs.setdefault("inline", type(self).inline)
+        kwargs.setdefault("strict", True)
+        formal = [t() for t in input_types]
+        outputs = self.build_inner_graph(*formal)
+        if isinstance(outputs, Variable):
+            outputs = [outputs]
+        super().__init__(formal, list(outputs), **kwargs)
+
+    @staticmethod
+    def filter_inputs(*inputs: Any) -> tuple:
+        """The call's arguments as Variables (here: as given)."""
+        return inputs
+
+    def build_inner_graph(self, *inputs: Variable) -> list[Variable]:
+        """The outputs, as a list of Variables computed from ``inputs`` (fresh Variables of
+        the call's Types). Every subclass defines it."""
+        raise NotImplementedError(f"{type(self).__name__} must define build_inner_graph(*inputs) -> outputs")
+
+    @property
+    def is_built(self) -> bool:
+        """Whether this Op has its inner graph (it was made for given input Types)."""
+        return "fgraph" in self.__dict__
+
+    def _props_key(self) -> tuple:
+        return tuple(getattr(self, p, None) for p in getattr(type(self), "__props__", ()))
+
+    def _for_inputs(self, inputs: Sequence[Any]) -> SymbolicOp:
+        inputs = self.filter_inputs(*inputs)
+        for k, v in enumerate(inputs):
+            if not isinstance(v, Variable):
+                raise TypeError(
+                    f"{type(self).__name__}: input {k} must be a Variable, got {type(v).__name__} {v!r} "
+                    "(a TensorSymbolicOp converts values with as_tensor_variable)"
+                )
+        types = tuple(v.type for v in inputs)
+        if self.is_built and tuple(self.input_types[: self.n_explicit]) == types:
+            return self
+        op = self._built_for.get(types)
+        if op is None:
+            props = dict(zip(getattr(type(self), "__props__", ()), self._props_key()))
+            op = type(self)(input_types=list(types), **props, **self._init_kwargs)
+            self._built_for[types] = op
+        return op
+
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        inputs = tuple(self.filter_inputs(*inputs))
+        return OpFromGraph.__call__(self._for_inputs(inputs), *inputs, **kwargs)
+
+    def make_node(self, *inputs: Any) -> Apply:
+        inputs = tuple(self.filter_inputs(*inputs))
+        op = self._for_inputs(inputs)
+        if len(inputs) == op.n_explicit:
+            inputs = (*inputs, *op.shared_inputs)
+        return OpFromGraph.make_node(op, *inputs)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SymbolicOp) or not (self.is_built and other.is_built):
+            return self is other or (
+                type(self) is type(other)
+                and not self.is_built
+                and not other.is_built  # type: ignore[union-attr]
+                and self._props_key() == other._props_key()  # type: ignore[union-attr]
+            )
+        return super().__eq__(other)
+
+    def __hash__(self) -> int:
+        if not self.is_built:
+            return hash((type(self), self._props_key()))
+        return super().__hash__()
+
+    def __str__(self) -> str:
+        if not self.is_built:
+            return self._init_kwargs.get("name") or type(self).__name__
+        return super().__str__()

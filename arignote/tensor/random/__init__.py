@@ -41,6 +41,7 @@ returns ``(next_rng, draws)`` instead of the draws alone. Draws are not differen
 a gradient through them with respect to their parameters is disconnected.
 """
 
+from arignote.tensor.random import rewriting  # noqa: F401  (registers the random rewrites)
 from arignote.tensor.random.basic import *  # noqa: F403
 from arignote.tensor.random.basic import __all__ as _basic_all
 from arignote.tensor.random.op import RandomVariable, default_rng

@@ -37,12 +37,9 @@ import numpy as np
 
 from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Constant, Variable
-from arignote.graph.fg import Output
 from arignote.graph.null_type import disconnected_type
 from arignote.graph.op import Op
 from arignote.graph.replace import register_batch_rule
-from arignote.graph.rewriting.basic import node_rewriter
-from arignote.graph.rewriting.db import register_rewrite
 from arignote.tensor.axes import expand_dims
 from arignote.tensor.blockwise import _broadcast_static, parse_gufunc_signature
 from arignote.tensor.conversion import as_tensor_variable
@@ -564,35 +561,3 @@ def _batch_random_variable(op: RandomVariable, node: Apply, args: list, flags: l
         new_size = [n, *_vector_entries(size)]
     new = op.make_node(rng, new_size, *new_params)
     return [(new.outputs[0], False), (new.outputs[1], True)]
-
-
-# --- in place (the pipeline's "inplace" stage) -------------------------------------------------
-
-
-@register_rewrite("inplace", "fast_run")
-@node_rewriter([RandomVariable])
-def random_make_inplace(fgraph: Any, node: Apply) -> list[Variable] | None:
-    """Draw from the generator itself instead of a copy when nothing else can see it:
-    either a function input whose update is exactly this draw's next state (a shared
-    generator with ``updates={rng: next_rng}`` or a ``default_update``), or the fresh
-    next state of an earlier draw; in both cases used by this node alone."""
-    op = node.op
-    if op.inplace:
-        return None
-    rng = node.inputs[0]
-    if any(client is not node for client, _ in fgraph.clients.get(rng, ())):
-        return None  # another node (or the function's outputs) reads the generator too
-    update_mapping = getattr(fgraph, "update_mapping", None) or {}
-    if rng.owner is None:
-        if rng not in fgraph.inputs:
-            return None
-        k = fgraph.inputs.index(rng)
-        if [fgraph.outputs[o] for o, i in update_mapping.items() if i == k] != [node.outputs[0]]:
-            return None
-    elif not (isinstance(rng.owner.op, RandomVariable) and not rng.owner.op.inplace and rng.index == 0):
-        return None
-    for client, _ in fgraph.clients.get(node.outputs[0], ()):
-        if isinstance(client.op, Output) and client.op.idx not in update_mapping:
-            return None  # the caller gets the next state: it must not move on in the next call
-    inplace_op = type(op)(**{**op._props_dict(), "inplace": True})
-    return Apply(inplace_op, list(node.inputs), [o.type() for o in node.outputs]).outputs

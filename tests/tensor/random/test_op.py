@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import arignote
+import arignote.compile.sharedvalue  # read as an attribute below
 import arignote.tensor as pt
 from arignote.compile.io import In
 from arignote.gradient import DisconnectedInputError, Rop, grad, jacobian

@@ -9,6 +9,7 @@ from typing import Any
 # importing arignote.tensor registers the tensor shared-variable constructor and the
 # tensor rewrite rules
 import arignote.tensor  # noqa: F401
+from arignote import assumptions, misc  # noqa: F401  (pytensor.assumptions, pytensor.misc)
 from arignote._gradient.derivatives import Lop, Rop, grad, pullback, pushforward
 from arignote.compile import In, Mode, Out, function, get_mode, shared, wrap_py
 from arignote.compile.builders import OpFromGraph

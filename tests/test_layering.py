@@ -52,6 +52,8 @@ LAYERS: tuple[tuple[str, int], ...] = (
     # TensorSymbolicOp is a SymbolicOp (an OpFromGraph); its home keeps PyTensor's path
     ("arignote.tensor.symbolic", 8),
     ("arignote.tensor.*", 4),
+    # pytensor.assumptions's path: facts about matrices for the linear algebra rewrites
+    ("arignote.assumptions.*", 4),
     ("arignote.sparse.*", 4),
     ("arignote.gradient", 5),
     ("arignote._gradient.*", 5),

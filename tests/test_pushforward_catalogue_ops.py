@@ -15,7 +15,8 @@ import arignote
 import arignote.scalar as ps
 import arignote.tensor as pt
 from arignote._gradient.ops import ViewOp, grad_clip, grad_scale, zero_grad
-from arignote.compile.builders import OpFromGraph
+from arignote.assumptions import assume
+from arignote.compile.builders import OpFromGraph, SymbolicOp
 from arignote.compile.ops import DeepCopyOp
 from arignote.ifelse import ifelse
 from arignote.printing.print_op import Print
@@ -29,6 +30,7 @@ from arignote.tensor.products import MatMul
 from arignote.tensor.raising import Assert, CheckAndRaise
 from arignote.tensor.ranges import ARange
 from arignote.tensor.sort import PermuteAlongAxis
+from arignote.tensor.symbolic import TensorSymbolicOp
 from tests.test_pushforward_catalogue_harness import (
     Builder,
     Case,
@@ -467,6 +469,27 @@ def _ofg_lop(inputs: list, outputs: list, grads: list) -> list:
     return [g0 * b + g1 * pt.exp(a), g0 * a - g1]
 
 
+class _SymbolicPair(SymbolicOp):
+    """A SymbolicOp (inputs as given) with the inner graph of ``_ofg``."""
+
+    def build_inner_graph(self, a: Any, b: Any) -> list:
+        return [a * b, pt.exp(a) - b]
+
+
+class _TensorSymbolicPair(TensorSymbolicOp):
+    def build_inner_graph(self, a: Any, b: Any) -> list:
+        return [a * b, pt.exp(a) - b]
+
+
+def _symbolic(op_class: type) -> Builder:
+    def build(dtype: str) -> Case:
+        x, y = T("x", (3,), dtype), T("y", (3,), dtype)
+        outs = op_class()(pt.sin(x), y)
+        return Case([x, y], [rand(3, dtype=dtype), rand(3, seed=1, dtype=dtype)], list(outs))
+
+    return build
+
+
 def _scan(build_dtype: str) -> Case:
     """A recurrence with a sequence tap, a two-tap state and a non-sequence."""
     x, h0, w = T("x", (5,), build_dtype), T("h0", (2,), build_dtype), pt.scalar("w", dtype=build_dtype)
@@ -499,6 +522,11 @@ GRADIENT_OP_CASES: dict[str, list[Builder]] = {
         _ofg(),
         _ofg(rop_overrides=_ofg_rop, lop_overrides=_ofg_lop),
         _ofg(inline=True),
+    ],
+    "arignote.compile.builders.SymbolicOp": [_symbolic(_SymbolicPair)],
+    "arignote.tensor.symbolic.TensorSymbolicOp": [_symbolic(_TensorSymbolicPair)],
+    "arignote.assumptions.specify.SpecifyAssumptions": [
+        unary(lambda x: assume(x, symmetric=False, lower_triangular=False) * pt.exp(x), shape=(3, 3))
     ],
 }
 

@@ -1,4 +1,14 @@
 """Rewrite rules for tensor graphs, one module per topic; importing this registers them
 (arignote.tensor does)."""
 
-from arignote.tensor.rewriting import blas, elemwise, fusion, inplace, math, shape, stability, subtensor  # noqa: F401
+from arignote.tensor.rewriting import (  # noqa: F401
+    blas,
+    elemwise,
+    fusion,
+    inplace,
+    linalg,
+    math,
+    shape,
+    stability,
+    subtensor,
+)

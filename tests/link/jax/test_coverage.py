@@ -22,6 +22,10 @@ EXCEPTIONS: dict[str, str] = {
         "formats are experimental, BCOO/BCSR of its own): graphs with sparse variables run on the "
         "Python backend"
     ),
+    "arignote.assumptions.specify.SpecifyAssumptions": (
+        "a declaration of matrix facts: canonicalize moves it into the graph's AssumptionFeature "
+        "and removes the node, so no linker runs it"
+    ),
     "arignote.graph.fg.Output": (
         "the client node that marks a FunctionGraph's output: it computes nothing, and no linker runs it"
     ),

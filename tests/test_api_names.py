@@ -51,6 +51,11 @@ COMPOSED_HERE: list[tuple[str, set[str], str]] = [
         {"BaseBlockDiagonal", "BlockDiagonal"},
         "block_diag is a composition of set_subtensor on zeros",
     ),
+    (
+        "pytensor.sparse",
+        {"ColScaleCSC", "RowScaleCSC"},
+        "col_scale and row_scale are products with a dense vector (mul_s_v, with transposes)",
+    ),
 ]
 
 # Implementation details of PyTensor's modules that arignote does differently (not the API
@@ -170,6 +175,22 @@ INTERNALS: list[tuple[str, set[str], str]] = [
     ),
 ]
 
+# What arignote leaves out on purpose, with why.
+LEFT_OUT: list[tuple[str, set[str], str]] = [
+    (
+        "pytensor.sparse",
+        {"bsr_matrix", "bsr_dmatrix", "bsr_fmatrix"},
+        "BSR (block sparse rows) Variables: PyTensor has the Type but no Op computes with it; "
+        "arignote's sparse Types are CSR and CSC",
+    ),
+    (
+        "pytensor.sparse",
+        {"generic", "ivector", "disconnected_type", "minimum", "psb"},
+        "what pytensor/sparse/__init__.py imports for itself (a Type instance, a tensor "
+        "constructor, the gradient's DisconnectedType, the dense minimum, a module alias)",
+    ),
+]
+
 # Names still to add (this list only shrinks: an entry that exists fails the test).
 NOT_YET: list[tuple[str, set[str], str]] = []
 
@@ -218,7 +239,7 @@ def test_the_recorded_list_covers_the_main_modules():
     for name in ("pytensor", "pytensor.tensor", "pytensor.scalar", "pytensor.tensor.math"):
         assert modules[name], name
     assert "exp" in modules["pytensor.tensor"] and "function" in modules["pytensor"]
-    for entries in (OTHER_BACKENDS, BEING_BUILT, COMPOSED_HERE, INTERNALS, NOT_YET):
+    for entries in (OTHER_BACKENDS, BEING_BUILT, COMPOSED_HERE, INTERNALS, LEFT_OUT, NOT_YET):
         assert set(_by_module(entries)) <= set(modules)
 
 
@@ -230,6 +251,7 @@ def test_every_pytensor_public_name_exists(module_name):
         "OTHER_BACKENDS": OTHER_BACKENDS,
         "COMPOSED_HERE": COMPOSED_HERE,
         "INTERNALS": INTERNALS,
+        "LEFT_OUT": LEFT_OUT,
         "NOT_YET": NOT_YET,
     }
     explained: set[str] = set()

@@ -47,6 +47,7 @@ MODULES = [
     "pytensor.compile",
     "pytensor.gradient",
     "pytensor.printing",
+    "pytensor.sparse",
 ]
 
 _TYPING_NAMES = set(dir(typing)) | set(dir(collections.abc))

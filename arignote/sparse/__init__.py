@@ -25,10 +25,22 @@ array([[2., 2.],
        [4., 4.]])
 """
 
-from arignote.sparse import rewriting  # noqa: F401 - registers the sparse rewrites
+from arignote.sparse import (
+    rewriting,  # noqa: F401 - registers the sparse rewrites
+    utils,  # noqa: F401 - pytensor.sparse.utils
+)
 from arignote.sparse.basic import *  # noqa: F403
 from arignote.sparse.basic import __all__ as _basic
 from arignote.sparse.sharedvar import SparseTensorSharedVariable, shared, sparse_constructor
+from arignote.sparse.sparse_grad import AdvancedSubtensor1SparseGrad, sparse_grad
 from arignote.sparse.type import SparseTensorType
 
-__all__ = [*_basic, "SparseTensorSharedVariable", "SparseTensorType", "shared", "sparse_constructor"]
+__all__ = [
+    *_basic,
+    "AdvancedSubtensor1SparseGrad",
+    "sparse_grad",
+    "SparseTensorSharedVariable",
+    "SparseTensorType",
+    "shared",
+    "sparse_constructor",
+]

@@ -63,6 +63,14 @@ __all__ = [
     "MulSD",
     "MulSS",
     "MulSV",
+    "SparseDenseMultiply",
+    "SparseDenseVectorMultiply",
+    "SparseSparseMultiply",
+    "add_s_d",
+    "add_s_s",
+    "mul_s_d",
+    "mul_s_s",
+    "mul_s_v",
     "Neg",
     "add",
     "col_scale",
@@ -414,6 +422,11 @@ class MulSV(Op):
 mul_s_s = MulSS()
 mul_s_d = MulSD()
 mul_s_v = MulSV()
+
+# PyTensor's names of the three products
+SparseSparseMultiply = MulSS
+SparseDenseMultiply = MulSD
+SparseDenseVectorMultiply = MulSV
 
 
 def multiply(x: Any, y: Any) -> Variable:

@@ -33,7 +33,40 @@ from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.shape import _zero_grad
 from arignote.tensor.type import TensorType
 
-__all__ = ["ComparisonSD", "ComparisonSS", "eq", "ge", "gt", "le", "lt", "neq"]
+__all__ = [
+    "ComparisonSD",
+    "ComparisonSS",
+    "EqualSD",
+    "EqualSS",
+    "GreaterEqualSD",
+    "GreaterEqualSS",
+    "GreaterThanSD",
+    "GreaterThanSS",
+    "LessEqualSD",
+    "LessEqualSS",
+    "LessThanSD",
+    "LessThanSS",
+    "NotEqualSD",
+    "NotEqualSS",
+    "eq",
+    "equal_s_d",
+    "equal_s_s",
+    "ge",
+    "greater_equal_s_d",
+    "greater_equal_s_s",
+    "greater_than_s_d",
+    "greater_than_s_s",
+    "gt",
+    "le",
+    "less_equal_s_d",
+    "less_equal_s_s",
+    "less_than_s_d",
+    "less_than_s_s",
+    "lt",
+    "neq",
+    "not_equal_s_d",
+    "not_equal_s_s",
+]
 
 _OPERATORS: dict[str, Callable] = {
     "eq": operator.eq,
@@ -100,16 +133,62 @@ class ComparisonSD(_Comparison):
         output_storage[0][0] = np.asarray(z, dtype="uint8")
 
 
+def _fixed(base: type, class_name: str, name: str) -> type:
+    """``base`` with its comparison fixed to ``name`` (PyTensor has one class per comparison)."""
+
+    def __init__(self: Any, name: str = name) -> None:
+        if name != type(self).comparison:
+            raise ValueError(f"{class_name} compares with {type(self).comparison!r}, got {name!r}")
+        base.__init__(self, name)
+
+    doc = f"``{name}`` of {'two sparse matrices' if base is ComparisonSS else 'a sparse and a dense matrix'}."
+    return type(
+        class_name,
+        (base,),
+        {"__init__": __init__, "comparison": name, "__doc__": doc, "__module__": __name__},
+    )
+
+
+EqualSS = _fixed(ComparisonSS, "EqualSS", "eq")
+NotEqualSS = _fixed(ComparisonSS, "NotEqualSS", "neq")
+LessThanSS = _fixed(ComparisonSS, "LessThanSS", "lt")
+GreaterThanSS = _fixed(ComparisonSS, "GreaterThanSS", "gt")
+LessEqualSS = _fixed(ComparisonSS, "LessEqualSS", "le")
+GreaterEqualSS = _fixed(ComparisonSS, "GreaterEqualSS", "ge")
+EqualSD = _fixed(ComparisonSD, "EqualSD", "eq")
+NotEqualSD = _fixed(ComparisonSD, "NotEqualSD", "neq")
+LessThanSD = _fixed(ComparisonSD, "LessThanSD", "lt")
+GreaterThanSD = _fixed(ComparisonSD, "GreaterThanSD", "gt")
+LessEqualSD = _fixed(ComparisonSD, "LessEqualSD", "le")
+GreaterEqualSD = _fixed(ComparisonSD, "GreaterEqualSD", "ge")
+
+equal_s_s, not_equal_s_s = EqualSS(), NotEqualSS()
+less_than_s_s, greater_than_s_s = LessThanSS(), GreaterThanSS()
+less_equal_s_s, greater_equal_s_s = LessEqualSS(), GreaterEqualSS()
+equal_s_d, not_equal_s_d = EqualSD(), NotEqualSD()
+less_than_s_d, greater_than_s_d = LessThanSD(), GreaterThanSD()
+less_equal_s_d, greater_equal_s_d = LessEqualSD(), GreaterEqualSD()
+
+_SS = {
+    op.name: op
+    for op in (equal_s_s, not_equal_s_s, less_than_s_s, greater_than_s_s, less_equal_s_s, greater_equal_s_s)
+}
+_SD = {
+    op.name: op
+    for op in (equal_s_d, not_equal_s_d, less_than_s_d, greater_than_s_d, less_equal_s_d, greater_equal_s_d)
+}
+
+
 def _comparison(name: str) -> Callable[[Any, Any], Variable]:
     def compare(x: Any, y: Any) -> Variable:
         x, y = as_sparse_or_tensor_variable(x), as_sparse_or_tensor_variable(y)
         xs, ys = _is_sparse_variable(x), _is_sparse_variable(y)
         if xs and ys:
-            return ComparisonSS(name)(x, y)
+            return _SS[name](x, y)
         if xs:
-            return ComparisonSD(name)(x, y)
+            return _SD[name](x, y)
         if ys:
-            return ComparisonSD(_SWAPPED[name])(y, x)
+            return _SD[_SWAPPED[name]](y, x)
         raise TypeError(f"sparse.{name} needs a sparse operand, got {x} ({x.type}) and {y} ({y.type})")
 
     compare.__name__ = compare.__qualname__ = name

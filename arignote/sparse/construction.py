@@ -50,6 +50,7 @@ __all__ = [
     "CSC",
     "CSM",
     "CSMGrad",
+    "csm_grad",
     "CSMProperties",
     "CSR",
     "ConstructSparseFromList",
@@ -433,3 +434,7 @@ class ConstructSparseFromList(Op):
 
 
 construct_sparse_from_list = ConstructSparseFromList()
+
+
+#: PyTensor's name for the CSMGrad class
+csm_grad = CSMGrad

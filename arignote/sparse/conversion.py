@@ -28,6 +28,7 @@ __all__ = [
     "as_sparse",
     "as_sparse_or_tensor_variable",
     "as_sparse_variable",
+    "as_symbolic_sparse",
     "constant",
     "csc_dmatrix",
     "csc_fmatrix",
@@ -127,3 +128,9 @@ def _upcast_dtype(*dtypes: str) -> str:
     if out not in all_dtypes:  # bool/float16 have no sparse arithmetic here
         raise TypeError(f"sparse: no sparse matrix of dtype {out} (from {dtypes}); cast an operand")
     return out
+
+
+def as_symbolic_sparse(x: Any, **kwargs: Any) -> Variable:
+    """A ``scipy.sparse`` CSR/CSC matrix (or a sparse Variable) as a sparse Variable: what
+    ``as_symbolic`` does with sparse values (see :func:`as_sparse_variable`)."""
+    return as_sparse_variable(x, **kwargs)

@@ -36,6 +36,8 @@ from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.type import TensorType
 
 __all__ = [
+    "get_item_2lists_grad",
+    "get_item_list_grad",
     "GetItem2Lists",
     "GetItem2ListsGrad",
     "GetItem2d",

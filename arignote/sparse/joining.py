@@ -43,6 +43,7 @@ from arignote.tensor.ufuncs import cast as tensor_cast
 
 __all__ = [
     "Diag",
+    "Stack",
     "HStack",
     "SparseBlockDiagonal",
     "SquareDiagonal",
@@ -139,6 +140,9 @@ class _Stack(Op):
 
     def __str__(self) -> str:
         return f"{type(self).__name__}({self.format},{self.dtype})"
+
+
+Stack = _Stack  # PyTensor's name of the base of HStack and VStack
 
 
 class HStack(_Stack):

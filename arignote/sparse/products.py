@@ -61,6 +61,8 @@ __all__ = [
     "StructuredDot",
     "SamplingDot",
     "StructuredDotGrad",
+    "StructuredDotGradCSC",
+    "StructuredDotGradCSR",
     "TrueDot",
     "Usmm",
     "dot",
@@ -212,8 +214,26 @@ def _like(dense: Variable, v: Variable) -> Variable:
     return SparseFromDense(v.type.format)(dense) if _is_sparse_variable(v) else dense
 
 
-sdg_csr = StructuredDotGrad("csr")
-sdg_csc = StructuredDotGrad("csc")
+class StructuredDotGradCSR(StructuredDotGrad):
+    """:class:`StructuredDotGrad` for a CSR ``a`` (PyTensor's class of ``sdg_csr``)."""
+
+    def __init__(self, format: str = "csr"):
+        if format != "csr":
+            raise ValueError(f"StructuredDotGradCSR is for CSR matrices, got format {format!r}")
+        super().__init__("csr")
+
+
+class StructuredDotGradCSC(StructuredDotGrad):
+    """:class:`StructuredDotGrad` for a CSC ``a`` (PyTensor's class of ``sdg_csc``)."""
+
+    def __init__(self, format: str = "csc"):
+        if format != "csc":
+            raise ValueError(f"StructuredDotGradCSC is for CSC matrices, got format {format!r}")
+        super().__init__("csc")
+
+
+sdg_csr = StructuredDotGradCSR()
+sdg_csc = StructuredDotGradCSC()
 
 
 def structured_dot_grad(sparse_a: Variable, b: Variable, g: Variable) -> Variable:

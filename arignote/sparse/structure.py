@@ -30,6 +30,14 @@ from arignote.sparse.type import SparseTensorType, all_dtypes
 
 __all__ = [
     "Cast",
+    "bcast",
+    "ccast",
+    "dcast",
+    "fcast",
+    "icast",
+    "lcast",
+    "wcast",
+    "zcast",
     "EnsureSortedIndices",
     "Remove0",
     "Transpose",
@@ -122,6 +130,12 @@ def cast(x: Any, dtype: Any) -> Variable:
     x = as_sparse_variable(x)
     dtype = _normalize_dtype(dtype)
     return x if x.type.dtype == dtype else Cast(dtype)(x)
+
+
+# casts to each dtype, as PyTensor names them (b: int8, w: int16, i: int32, l: int64,
+# f: float32, d: float64, c: complex64, z: complex128)
+bcast, wcast, icast, lcast = Cast("int8"), Cast("int16"), Cast("int32"), Cast("int64")
+fcast, dcast, ccast, zcast = Cast("float32"), Cast("float64"), Cast("complex64"), Cast("complex128")
 
 
 class Remove0(Op):

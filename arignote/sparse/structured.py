@@ -30,6 +30,7 @@ from arignote.tensor.conversion import as_tensor_variable
 
 __all__ = [
     "abs",
+    "structured_elemwise",
     "arcsin",
     "arcsinh",
     "arctan",
@@ -87,6 +88,32 @@ structured_pow = _structured(ufuncs.pow, "structured_pow", "x ** y (y a scalar)"
 structured_minimum = _structured(ufuncs.minimum, "structured_minimum", "minimum(x, y) (y a scalar)")
 structured_maximum = _structured(ufuncs.maximum, "structured_maximum", "maximum(x, y) (y a scalar)")
 structured_add = _structured(ufuncs.add, "structured_add", "x + y (y a scalar)")
+
+
+def structured_elemwise(tensor_op: Callable[..., Variable]) -> Callable[[Callable], Callable[..., Variable]]:
+    """Decorator: the decorated function (its name and doc are kept, its body is not used)
+    becomes ``tensor_op`` applied to the stored entries of a sparse matrix, with scalar extra
+    operands, as the ``structured_*`` functions are.
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from arignote.tensor import ufuncs
+    >>> @structured_elemwise(ufuncs.exp)
+    ... def structured_exp_plus(x):
+    ...     "exp of the stored entries"
+    >>> # the zeros that are not stored stay zero (a plain exp would make them 1)
+    >>> structured_exp_plus(sp.csr_matrix(np.diag([0.0, 1.0]))).toarray().eval().round(3).tolist()
+    [[0.0, 0.0], [0.0, 2.718]]
+    """
+
+    def decorate(f: Callable) -> Callable[..., Variable]:
+        apply = _structured(tensor_op, f.__name__, f.__doc__ or f"{f.__name__}(x)")
+        apply.__doc__ = f.__doc__ or apply.__doc__
+        apply.__wrapped__ = f  # type: ignore[attr-defined]
+        return apply
+
+    return decorate
+
+
 abs = _structured(ufuncs.abs, "abs", "abs(x)")
 sin = _structured(ufuncs.sin, "sin", "sin(x)")
 sinh = _structured(ufuncs.sinh, "sinh", "sinh(x)")

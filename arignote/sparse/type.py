@@ -41,6 +41,8 @@ __all__ = [
     "integer_dtypes",
     "uint_dtypes",
     "sparse_formats",
+    "tensor_continuous_dtypes",
+    "tensor_discrete_dtypes",
 ]
 
 #: the formats a SparseTensorType may have
@@ -55,6 +57,9 @@ discrete_dtypes = integer_dtypes
 continuous_dtypes = complex_dtypes + float_dtypes
 #: the dtypes a sparse matrix may hold (scipy.sparse has no float16 arithmetic)
 all_dtypes = integer_dtypes + float_dtypes + complex_dtypes
+#: the dtypes of dense tensors (float16 and bool included), by kind
+tensor_continuous_dtypes = ["float16", *float_dtypes, *complex_dtypes]
+tensor_discrete_dtypes = ["bool", *integer_dtypes]
 
 _MATRIX_CLASS = {"csr": scipy_sparse.csr_matrix, "csc": scipy_sparse.csc_matrix}
 

@@ -191,5 +191,7 @@ def test_reductions_over_random_axes(case: tuple, name: str) -> None:
     ref = ref_fn(value, axis=np_axis, keepdims=keepdims)
     got = out.eval({x: value})
     assert got.shape == np.shape(ref)
-    np.testing.assert_allclose(got, ref)
+    # a backend may add in another order (Numba's reassociating loops): the sum of n values
+    # of at most 1 may then differ by n rounding steps, however close to 0 it is
+    np.testing.assert_allclose(got, ref, atol=value.size * np.finfo(np.float64).eps)
     assert_infer_shape(out, {x: value})

@@ -355,8 +355,8 @@ class NumbaLinker(PyGenLinker):
     ) -> set[int]:
         self._pending: list[_Slot] = []
         self._whole_args = None
-        if self.jit == "never":
-            return set()
+        if self.jit == "never" or (self.jit == "background" and not numba_available()):
+            return set()  # (without Numba, a background tier 2 would start workers that fail)
         if self.jit == "sync" and not numba_available():
             raise NumbaMissing(
                 "the NUMBA mode (tier 2 forced) needs Numba: install it with "

@@ -73,6 +73,13 @@ def test_numba_mode_without_numba_says_to_install(monkeypatch):
     np.testing.assert_allclose(f(np.ones(3)), np.exp(1) * 2 + 1)
     with pytest.raises(ValueError, match="jit must be one of"):
         nl.NumbaLinker(jit="later")
+    # a background tier 2 without Numba is tier 1 alone: no worker is started
+    started = []
+    monkeypatch.setattr(nl, "_compile_out_of_process", started.append)
+    g = arignote.function([x], pt.exp(x) * 2 + x, mode=Mode(nl.NumbaLinker(jit="background"), "fast_run"))
+    for _ in range(40):
+        np.testing.assert_allclose(g(np.ones(10_000)), np.exp(1) * 2 + 1)
+    assert nl.wait_for_kernels(timeout=5) and started == []
 
 
 def test_cache_entries_are_checked_and_cli(tmp_path, monkeypatch, capsys):

@@ -154,6 +154,8 @@ class _Background:
         self.errors: list[BaseException] = []
 
     def request(self, plan: KernelPlan, done: Callable) -> None:
+        if not numba_available():
+            return  # tier 1 goes on: a worker without Numba could only fail
         with self.cond:
             self.queue.append((plan, done))
             self.busy += 1
@@ -355,8 +357,8 @@ class NumbaLinker(PyGenLinker):
     ) -> set[int]:
         self._pending: list[_Slot] = []
         self._whole_args = None
-        if self.jit == "never" or (self.jit == "background" and not numba_available()):
-            return set()  # (without Numba, a background tier 2 would start workers that fail)
+        if self.jit == "never":
+            return set()
         if self.jit == "sync" and not numba_available():
             raise NumbaMissing(
                 "the NUMBA mode (tier 2 forced) needs Numba: install it with "

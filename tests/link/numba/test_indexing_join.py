@@ -3,8 +3,6 @@ many cases in one graph (one compile), then the errors (raised as the reference 
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -17,15 +15,7 @@ from arignote.tensor.join import Join
 numba = pytest.importorskip("numba")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cache_dir(tmp_path_factory: pytest.TempPathFactory):
-    if os.environ.get("ARIGNOTE_CACHE_DIR"):
-        yield None
-        return
-    d = tmp_path_factory.mktemp("arignote-cache")
-    os.environ["ARIGNOTE_CACHE_DIR"] = str(d)
-    yield d
-    del os.environ["ARIGNOTE_CACHE_DIR"]
+pytestmark = pytest.mark.usefixtures("empty_kernel_cache")
 
 
 def _graph():

@@ -8,8 +8,6 @@ graphs, each holding several loops: a Numba compile costs seconds.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -22,16 +20,7 @@ from arignote.scan.utils import until
 numba = pytest.importorskip("numba")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cache_dir(tmp_path_factory: pytest.TempPathFactory):
-    # (CI starts from an empty cache; a developer's warm one is left alone)
-    if os.environ.get("ARIGNOTE_CACHE_DIR"):
-        yield None
-        return
-    d = tmp_path_factory.mktemp("arignote-cache")
-    os.environ["ARIGNOTE_CACHE_DIR"] = str(d)
-    yield d
-    del os.environ["ARIGNOTE_CACHE_DIR"]
+pytestmark = pytest.mark.usefixtures("empty_kernel_cache")
 
 
 def _pair(inputs, outputs):

@@ -137,7 +137,7 @@ def serialize_increments_into_zeros(fgraph: FunctionGraph, node: Apply) -> list[
     if len(points) > 1:
         # many ``v[k] += a`` at constant places: one vectorized increment (a place named
         # twice gets both terms, in order), one node instead of a chain of len(points)
-        places = constant(np.array([inc.op.idx_list[0] for inc in points], dtype="int64"))
+        places = constant(np.array([_constant_place(inc.op) for inc in points], dtype="int64"))
         base = AdvancedIncSubtensor1()(base, values, places)
         taken = set(points)
         increments = [inc for inc in increments if inc not in taken]
@@ -146,15 +146,20 @@ def serialize_increments_into_zeros(fgraph: FunctionGraph, node: Apply) -> list[
     return [base]
 
 
+def _constant_place(op: Subtensor | IncSubtensor) -> int | None:
+    """``k`` when ``op`` indexes its first dimension only, at the constant ``k``."""
+    (entry,) = op.idx_list if len(op.idx_list) == 1 else (None,)
+    if isinstance(entry, (int, np.integer)) and not isinstance(entry, bool):
+        return int(entry)
+    return None
+
+
 def _is_point_increment(node: Apply) -> bool:
     """Whether ``node`` is ``inc_subtensor(v[k], a)`` of a vector at a constant ``k``."""
     op = node.op
     if type(op) is not IncSubtensor or op.set_instead_of_inc or len(node.inputs) != 2:
         return False
-    (entry,) = op.idx_list if len(op.idx_list) == 1 else (None,)
-    return (
-        isinstance(entry, (int, np.integer)) and not isinstance(entry, bool) and node.inputs[1].type.ndim == 0
-    )
+    return _constant_place(op) is not None and node.inputs[1].type.ndim == 0
 
 
 #: a sum gathers the terms reading one vector from this many on
@@ -229,12 +234,7 @@ def _constant_read(var: Variable, dtype: str) -> tuple[Variable, int] | None:
     if owner is None or type(owner.op) is not Subtensor or len(owner.inputs) != 1:
         return None
     (v,) = owner.inputs
-    (k,) = owner.op.idx_list if len(owner.op.idx_list) == 1 else (None,)
-    if (
-        v.type.ndim != 1
-        or v.type.dtype != dtype
-        or not isinstance(k, (int, np.integer))
-        or isinstance(k, bool)
-    ):
+    k = _constant_place(owner.op)
+    if v.type.ndim != 1 or v.type.dtype != dtype or k is None:
         return None
-    return v, int(k)
+    return v, k

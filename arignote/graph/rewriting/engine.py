@@ -288,17 +288,10 @@ def apply_node_rewriters(
     count = 0
     nodes = fgraph.toposort()
     budget = max_passes * max(1, len(nodes))
-    for_op = rules.for_op
-    # what is offered: the rules, less those needing a kind of node the graph lacks
-    offered = rules.for_graph()
-    note = offered.note
-    # only the nodes some rule tracks: a stage whose rules concern a few Ops costs one
-    # index look-up per other node
-    tracked = []
-    for n in nodes:
-        note(n.op)
-        if for_op(n.op):
-            tracked.append(n)
+    # what is offered: the rules, less those needing a kind of node the graph lacks; and
+    # only the nodes some rule tracks (a stage whose rules concern a few Ops costs one
+    # index look-up per other node)
+    offered, tracked = rules.for_graph(nodes)
     worklist = deque(reversed(tracked) if order == "out_to_in" else tracked)
     queued = set(worklist)
     imported = _ImportedNodes()
@@ -358,32 +351,30 @@ def _rewrite_one(
         verbose = config.optimizer_verbose
         swaps = None if remove or len(pairs) != 1 else _constant_swaps(node, pairs[0][1], fgraph)
         if swaps:
-            # the same node with other constants: its inputs are changed, nothing replaced
+            # the same node with other constants: its inputs are changed, nothing replaced;
+            # it and its clients get the rules again
             old, new = pairs[0]
             if verbose:
                 print(f"rewriting: rewrite {rule.name} replaces {old} of {node} with {new} of {new.owner}")
             for i, const in swaps:
                 fgraph.change_node_input(node, i, const, reason=InputSwap(rule.name), check=False)
-            for new_node in [node, *_new_nodes(fgraph, old)]:
-                if new_node not in queued and rules.for_op(new_node.op):
-                    worklist.append(new_node)
-                    queued.add(new_node)
-            return 1
-        if remove:
-            try:
-                fgraph.replace_all_validate_remove(  # type: ignore[attr-defined]
-                    pairs, remove, reason=rule.name, warn=False, verbose=verbose
-                )
-            except ReplacementDidNotRemoveError:
-                continue
+            fresh = [node, *_new_nodes(fgraph, old)]
         else:
-            fgraph.replace_all_validate(pairs, reason=rule.name, verbose=verbose)  # type: ignore[attr-defined]
-        for n in imported.nodes:
-            offered.note(n.op)
-        # every node the replacement brought in, its outputs' clients too, gets the rules
-        fresh = [n for n in imported.nodes if n in fgraph.apply_nodes]
-        for _, new in pairs:
-            fresh.extend(_new_nodes(fgraph, new))
+            if remove:
+                try:
+                    fgraph.replace_all_validate_remove(  # type: ignore[attr-defined]
+                        pairs, remove, reason=rule.name, warn=False, verbose=verbose
+                    )
+                except ReplacementDidNotRemoveError:
+                    continue
+            else:
+                fgraph.replace_all_validate(pairs, reason=rule.name, verbose=verbose)  # type: ignore[attr-defined]
+            for n in imported.nodes:
+                offered.note(n.op)
+            # every node the replacement brought in, its outputs' clients too, gets the rules
+            fresh = [n for n in imported.nodes if n in fgraph.apply_nodes]
+            for _, new in pairs:
+                fresh.extend(_new_nodes(fgraph, new))
         for new_node in fresh:
             if new_node not in queued and rules.for_op(new_node.op):
                 worklist.append(new_node)

@@ -116,23 +116,31 @@ class RulesByOp:
             return (type(op), *[type(getattr(op, p, None)) for p in self._params])
         return (type(op),)
 
-    def for_graph(self) -> RulesByOp:
-        """A copy for one pass over a graph, which :meth:`note` tells of each node's Op:
-        until then, the rules that declare ``needs`` are left out."""
+    def for_graph(self, nodes: Iterable[Any]) -> tuple[RulesByOp, list]:
+        """For one pass over a graph of ``nodes``: a copy that offers the rules declaring
+        ``needs`` only once the graph has a node they need (:meth:`note` tells it of the
+        nodes the pass brings in), and the nodes some rule of this index tracks."""
         view = copy.copy(self)
         view._cache = {}
         view._seen = set()
         view._waiting = {i for i, needs in enumerate(self._needs) if needs}
-        return view
+        tracked = []
+        for node in nodes:
+            key = self._key(node.op)  # (one key for both questions)
+            view._note_key(key)
+            if self._for_key(key):
+                tracked.append(node)
+        return view, tracked
 
     def note(self, op: Any) -> None:
         """A node of ``op`` is in the graph (see :meth:`for_graph`): the rules needing
         one like it are offered nodes from now on."""
-        if not self._waiting:
-            return
-        key = self._key(op)
+        if self._waiting:
+            self._note_key(self._key(op))
+
+    def _note_key(self, key: tuple) -> None:
         seen = self._seen
-        if seen is None or key in seen:
+        if not self._waiting or seen is None or key in seen:
             return
         seen.add(key)
         mro = set(key[0].__mro__)

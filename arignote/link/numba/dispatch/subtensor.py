@@ -33,6 +33,22 @@ from arignote.tensor.indexing.index import is_advanced_entry, is_mask, is_placeh
 __all__: list[str] = []
 
 
+def _slice_expr(e: slice, it: Any, lines: list[str]) -> str:
+    """The source of slice ``e`` (symbolic parts the next names of ``it``), with the
+    check of a symbolic step added to ``lines``."""
+    bits = []
+    for k, part in enumerate((e.start, e.stop, e.step)):
+        if is_placeholder(part):
+            name = next(it)
+            if k == 2:
+                lines.append(f"    if {name} == 0:")
+                lines.append("        raise ValueError('slice step cannot be zero')")
+            bits.append(name)
+        else:
+            bits.append("" if part is None else str(int(part)))
+    return ":".join(bits[:2]) + (f":{bits[2]}" if bits[2] else "")
+
+
 def _basic_index(idx_list: Any, args: list[str], lines: list[str]) -> str:
     """The index expression for ``idx_list`` (symbolic entries from ``args``, in order),
     with bounds checks of its integers (and of a symbolic step) added to ``lines``."""
@@ -40,17 +56,7 @@ def _basic_index(idx_list: Any, args: list[str], lines: list[str]) -> str:
     parts = []
     for d, e in enumerate(idx_list):
         if isinstance(e, slice):
-            bits = []
-            for k, p in enumerate((e.start, e.stop, e.step)):
-                if is_placeholder(p):
-                    name = next(it)
-                    if k == 2:
-                        lines.append(f"    if {name} == 0:")
-                        lines.append("        raise ValueError('slice step cannot be zero')")
-                    bits.append(name)
-                else:
-                    bits.append("" if p is None else str(int(p)))
-            parts.append(":".join(bits[:2]) + (f":{bits[2]}" if bits[2] else ""))
+            parts.append(_slice_expr(e, it, lines))
         else:
             if is_placeholder(e):
                 if e.ndim != 0 or e.dtype not in INTS:
@@ -230,17 +236,7 @@ def _advanced_subtensor(op: AdvancedSubtensor, node: Apply) -> NumbaImpl:
         if e is None:
             layout.append(("new",))
         elif isinstance(e, slice):
-            bits = []
-            for k, part in enumerate((e.start, e.stop, e.step)):
-                if is_placeholder(part):
-                    name = next(it)
-                    if k == 2:
-                        lines.append(f"    if {name} == 0:")
-                        lines.append("        raise ValueError('slice step cannot be zero')")
-                    bits.append(name)
-                else:
-                    bits.append("" if part is None else str(int(part)))
-            view.append(":".join(bits[:2]) + (f":{bits[2]}" if bits[2] else ""))
+            view.append(_slice_expr(e, it, lines))
             layout.append(("slice", d))
             d += 1
         elif is_placeholder(e) and e.dtype == "bool":

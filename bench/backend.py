@@ -111,7 +111,10 @@ def _outputs(case: str, value: Any, params: list, grads: list) -> list:
     """The model's outputs: the value and the gradients, or for a training step the value
     and the updated parameters."""
     rate = _RATE.get(case)
-    return [value, *(grads if rate is None else [p - rate * g for p, g in zip(params, grads)])]
+    if rate is None:
+        return [value, *grads]
+    # (the rate in the parameters' dtype: a Python float would make float32 updates float64)
+    return [value, *[p - np.asarray(rate, p.dtype) * g for p, g in zip(params, grads)]]
 
 
 def _numpy_model(case: str) -> Callable[[], Any]:

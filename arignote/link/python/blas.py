@@ -18,6 +18,10 @@ alternates between the two pools pays for it (measured on 2 cores: a 256x784 by 
 float32 product followed by the same product in the other library took 35-80 ms, against
 1.4 ms each alone), so every product of a compiled graph uses one pool.
 
+A product of at least :data:`THREADED_WORK` multiply-adds runs under the BLAS thread limit
+(:mod:`arignote.link.python.blas_threads`: one thread where the process has at most 2 CPUs);
+smaller ones run as they are (OpenBLAS keeps them in one thread anyway).
+
 Anything unusual at run time (a value that is not an ndarray of the node's dtype, shapes
 that do not fit, an empty operand, which SciPy's wrappers reject) goes through ``perform``, which raises its errors. The thunks compute what
 ``perform`` computes (to rounding: BLAS sums in another order); the tests check both.
@@ -33,6 +37,7 @@ from scipy.linalg import blas as scipy_blas
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
+from arignote.link.python.blas_threads import limited_call
 from arignote.link.python.dispatch import accepts_plain, register_python_thunk
 from arignote.link.python.elemwise import _done_flags, _with_attrs
 from arignote.tensor.gemm import BLAS_DTYPES, Gemm, Gemv, Ger
@@ -42,6 +47,18 @@ __all__ = ["dot_thunk", "gemm_thunk", "gemv_thunk", "ger_thunk"]
 
 _ndarray = np.ndarray
 _may_share_memory = np.may_share_memory
+
+#: multiply-adds from which a product runs under the BLAS thread limit (OpenBLAS splits
+#: products from about 64**3 / 4 of them; below, setting the limit would cost more, ~1 µs)
+THREADED_WORK = 1 << 16
+
+
+def _run(work: int, routine: Callable, *args: Any, **kwargs: Any) -> Any:
+    """``routine(*args, **kwargs)``, under the BLAS thread limit for ``work`` multiply-adds
+    from :data:`THREADED_WORK`."""
+    if work >= THREADED_WORK:
+        return limited_call(routine, *args, **kwargs)
+    return routine(*args, **kwargs)
 
 
 def _routine(name: str, dtype: str) -> Callable:
@@ -106,6 +123,7 @@ def gemm_thunk(
         else:
             beta = float(beta)
             alpha = float(alpha)
+            work = z.size * x.shape[1]
             if inplace or beta != 0.0:
                 overwrite = (
                     inplace and z.flags.writeable and not (_may_share_memory(z, x) or _may_share_memory(z, y))
@@ -113,7 +131,9 @@ def gemm_thunk(
                 if z.flags.f_contiguous:
                     a, ta = _fortran(x)
                     b, tb = _fortran(y)
-                    res = gemm(alpha, a, b, beta, z, trans_a=ta, trans_b=tb, overwrite_c=overwrite)
+                    res = _run(
+                        work, gemm, alpha, a, b, beta, z, trans_a=ta, trans_b=tb, overwrite_c=overwrite
+                    )
                     cout[0] = z if res is z else res
                 else:  # C-contiguous (a strided z is copied first): compute z.T
                     if not z.flags.c_contiguous:
@@ -122,12 +142,14 @@ def gemm_thunk(
                     zt = z.T
                     a, ta = _fortran(y.T)
                     b, tb = _fortran(x.T)
-                    res = gemm(alpha, a, b, beta, zt, trans_a=ta, trans_b=tb, overwrite_c=overwrite)
+                    res = _run(
+                        work, gemm, alpha, a, b, beta, zt, trans_a=ta, trans_b=tb, overwrite_c=overwrite
+                    )
                     cout[0] = z if res is zt else res.T
             else:  # beta == 0: z is not read; a new C-ordered result
                 a, ta = _fortran(y.T)
                 b, tb = _fortran(x.T)
-                cout[0] = gemm(alpha, a, b, trans_a=ta, trans_b=tb).T
+                cout[0] = _run(work, gemm, alpha, a, b, trans_a=ta, trans_b=tb).T
         for flag in flags:
             flag[0] = True
 
@@ -168,10 +190,10 @@ def gemv_thunk(
                     and y.flags.c_contiguous
                     and not (_may_share_memory(y, A) or _may_share_memory(y, x))
                 )
-                res = gemv(float(alpha), a, x, beta, y, trans=trans, overwrite_y=overwrite)
+                res = _run(A.size, gemv, float(alpha), a, x, beta, y, trans=trans, overwrite_y=overwrite)
                 cout[0] = y if res is y else res
             else:
-                cout[0] = gemv(float(alpha), a, x, trans=trans)
+                cout[0] = _run(A.size, gemv, float(alpha), a, x, trans=trans)
         for flag in flags:
             flag[0] = True
 
@@ -208,14 +230,14 @@ def ger_thunk(
                 inplace and A.flags.writeable and not (_may_share_memory(A, x) or _may_share_memory(A, y))
             )
             if A.flags.f_contiguous:
-                res = ger(alpha, x, y, a=A, overwrite_a=overwrite)
+                res = _run(A.size, ger, alpha, x, y, a=A, overwrite_a=overwrite)
                 cout[0] = A if res is A else res
             else:
                 if not A.flags.c_contiguous:
                     A = np.ascontiguousarray(A)
                     overwrite = True  # the copy is the thunk's own
                 At = A.T
-                res = ger(alpha, y, x, a=At, overwrite_a=overwrite)
+                res = _run(A.size, ger, alpha, y, x, a=At, overwrite_a=overwrite)
                 cout[0] = A if res is At else res.T
         for flag in flags:
             flag[0] = True
@@ -254,15 +276,15 @@ def dot_thunk(
         elif kind == (2, 2):
             a, ta = _fortran(y.T)
             b, tb = _fortran(x.T)
-            cout[0] = gemm(1.0, a, b, trans_a=ta, trans_b=tb).T
+            cout[0] = _run(x.size * y.shape[1], gemm, 1.0, a, b, trans_a=ta, trans_b=tb).T
         elif kind == (2, 1):
             a, trans = _fortran(x)
-            cout[0] = gemv(1.0, a, y, trans=trans)
+            cout[0] = _run(x.size, gemv, 1.0, a, y, trans=trans)
         elif kind == (1, 2):
             a, trans = _fortran(y.T)
-            cout[0] = gemv(1.0, a, x, trans=trans)
+            cout[0] = _run(y.size, gemv, 1.0, a, x, trans=trans)
         else:
-            cout[0] = np.asarray(dot(x, y), dtype=dtype)
+            cout[0] = np.asarray(_run(x.size, dot, x, y), dtype=dtype)
         for flag in flags:
             flag[0] = True
 

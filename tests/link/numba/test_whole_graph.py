@@ -20,6 +20,7 @@ from arignote.link.numba import linker as nl
 from arignote.link.numba import whole as wg
 from arignote.link.numba.dispatch import NoNumbaImpl
 from arignote.link.numba.graph import plan_graph
+from arignote.link.python import blas_threads as bt
 from arignote.tensor.gemm import Gemm, Gemv
 from arignote.tensor.indexing.advanced import AdvancedIncSubtensor1, AdvancedSubtensor1
 
@@ -280,11 +281,18 @@ def mlp():
 
 
 @pytest.mark.parametrize("model", [eight_schools, hierarchical, logistic, mlp])
-def test_models_end_to_end(model):
+def test_models_end_to_end(model, monkeypatch):
     ins, outs, args = model()
     f, ref = _whole(ins, outs), _ref(ins, outs)
     _check(f, ref, args, 1e-10)
     assert f.vm.impl_of(f.maker.fgraph.toposort()[0]) == "numba (whole graph)"
+    # a graph with a matrix product (np.dot: BLAS) runs under the BLAS thread limit
+    sets: list[int] = []
+    monkeypatch.setattr(bt, "_control", (sets.append, lambda: 4))
+    monkeypatch.setattr(bt, "_limit", 1)
+    _check(f, ref, args, 1e-10)
+    assert sets == ([1, 4] if model in (logistic, mlp) else [])
+    monkeypatch.undo()
     if model is eight_schools:  # outputs no input can hold: the call skips the alias checks
         results = f(*args)
         assert f.vm.fresh_outputs_now == [True]

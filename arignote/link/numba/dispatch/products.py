@@ -20,7 +20,7 @@ from arignote.link.numba.dispatch.basic import (
 from arignote.tensor.gemm import Gemm, Gemv
 from arignote.tensor.products import Dot
 
-__all__: list[str] = []
+__all__ = ["calls_blas"]
 
 _CHECK = (
     "    if {a}.shape[{da}] != {b}.shape[{db}]:\n        raise ValueError('{what}: inner lengths differ')\n"
@@ -66,6 +66,18 @@ def _dot_lines(a: str, b: str, nda: int, ndb: int, odt: str, blas: bool, result:
 def _blas(node: Apply, operands: list) -> bool:
     odt = node.outputs[0].type.dtype
     return odt in FLOATS and all(v.type.dtype == odt for v in operands)
+
+
+def calls_blas(node: Apply) -> bool:
+    """Whether ``node``'s Numba implementation calls BLAS (``np.dot`` of float operands of
+    the output's dtype, not two vectors)."""
+    op = node.op
+    if isinstance(op, Dot):
+        x, y = node.inputs
+        return not x.type.ndim == y.type.ndim == 1 and _blas(node, [x, y])
+    if isinstance(op, (Gemv, Gemm)):
+        return _blas(node, node.inputs[2:4])
+    return False
 
 
 @numba_funcify.register(Dot)

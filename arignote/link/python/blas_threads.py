@@ -1,0 +1,152 @@
+"""How many threads the BLAS behind arignote's matrix products may use during a call.
+
+The Python backend's products (:mod:`arignote.link.python.blas`) and the Numba backend's
+(``np.dot`` in a compiled function) run in SciPy's OpenBLAS. OpenBLAS splits a product over
+its thread pool, whose workers busy-wait between products. On a machine with few cores and
+other work running, a product then waits for a worker the system has descheduled: measured on
+this project's 2-core machine under a load average of 1.5-2.5, a float32 MLP training step
+(784-512-10, batch 256; five products of ~100 MFLOP between elementwise work) took a median
+of 60 ms with 2 BLAS threads and 7 ms with 1, and the same step written in NumPy 12-40 ms
+against 5.3 ms; the best calls with 2 threads were faster (3 ms), the usual ones never.
+
+So a compiled function's products run with at most :func:`blas_thread_limit` threads:
+
+* ``ARIGNOTE_BLAS_THREADS`` (read once): a positive integer, or ``0`` for no limit (the
+  BLAS library's own count);
+* unset: 1 where this process may run on at most 2 CPUs (``os.sched_getaffinity``), where
+  a worker thread has no spare core; no limit elsewhere.
+
+:func:`set_blas_thread_limit` changes it at run time. The limit is set on the library only
+for the product's duration (:func:`limited_call`; nested and concurrent calls restore it
+once, when the last one ends), so BLAS calls outside compiled functions keep the library's
+own count. Without a controllable OpenBLAS (another BLAS library, e.g. MKL or Accelerate)
+nothing changes: :func:`blas_thread_control` is then None.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from scipy.linalg import blas as scipy_blas
+
+__all__ = ["blas_thread_control", "blas_thread_limit", "limited_call", "set_blas_thread_limit"]
+
+#: (set, get) symbol names of OpenBLAS's thread count, as SciPy's bundled OpenBLAS (32- and
+#: 64-bit integer builds) and a system OpenBLAS name them
+_SYMBOLS = (
+    ("scipy_openblas_set_num_threads", "scipy_openblas_get_num_threads"),
+    ("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
+    ("openblas_set_num_threads", "openblas_get_num_threads"),
+)
+
+_UNSET: Any = object()
+_control: Any = _UNSET
+_limit: Any = _UNSET
+_lock = threading.Lock()
+_depth = 0
+_saved = 0
+_lowered = False
+
+
+def blas_thread_control() -> tuple[Callable[[int], Any], Callable[[], int]] | None:
+    """``(set, get)`` of the thread count of the BLAS library SciPy's BLAS wrappers call
+    (found once), or None when it is not an OpenBLAS with those functions."""
+    global _control
+    if _control is _UNSET:
+        _control = None
+        try:
+            lib = ctypes.CDLL(scipy_blas._fblas.__file__)  # (dlsym searches its dependencies)
+        except (OSError, AttributeError):
+            return None
+        for set_name, get_name in _SYMBOLS:
+            setter = getattr(lib, set_name, None)
+            getter = getattr(lib, get_name, None)
+            if setter is not None and getter is not None:
+                setter.argtypes = [ctypes.c_int]
+                setter.restype = None
+                getter.argtypes = []
+                getter.restype = ctypes.c_int
+                _control = (setter, getter)
+                break
+    return _control
+
+
+def _default_limit() -> int | None:
+    raw = os.environ.get("ARIGNOTE_BLAS_THREADS", "").strip()
+    if raw:
+        try:
+            n = int(raw)
+        except ValueError:
+            raise ValueError(
+                f"ARIGNOTE_BLAS_THREADS must be a whole number (0: no limit), got {raw!r}"
+            ) from None
+        if n < 0:
+            raise ValueError(f"ARIGNOTE_BLAS_THREADS must be 0 or more (0: no limit), got {n}")
+        return n or None
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # (not on Linux)
+        cpus = os.cpu_count() or 1
+    return 1 if cpus <= 2 else None
+
+
+def blas_thread_limit() -> int | None:
+    """The most threads a compiled function's matrix products use (None: no limit).
+
+    >>> from arignote.link.python.blas_threads import blas_thread_limit, set_blas_thread_limit
+    >>> before = blas_thread_limit()
+    >>> set_blas_thread_limit(1)
+    >>> blas_thread_limit()
+    1
+    >>> set_blas_thread_limit(before)
+    """
+    global _limit
+    if _limit is _UNSET:
+        _limit = _default_limit()
+    return _limit
+
+
+def set_blas_thread_limit(n: int | None) -> None:
+    """Limit a compiled function's matrix products to ``n`` BLAS threads (None: no limit,
+    the BLAS library's own count). Takes effect at the next product."""
+    global _limit
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise ValueError(f"set_blas_thread_limit: n must be a positive int or None, got {n!r}")
+    _limit = n
+
+
+def _enter(limit: int) -> None:
+    global _depth, _saved, _lowered
+    with _lock:
+        if _depth == 0:
+            setter, getter = _control
+            _saved = getter()
+            _lowered = _saved > limit
+            if _lowered:
+                setter(limit)
+        _depth += 1
+
+
+def _exit() -> None:
+    global _depth
+    with _lock:
+        _depth -= 1
+        if _depth == 0 and _lowered:
+            _control[0](_saved)
+
+
+def limited_call(fn: Callable, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` with the BLAS library's thread count at most
+    :func:`blas_thread_limit` meanwhile (the call as it is when there is no limit)."""
+    limit = blas_thread_limit()
+    if limit is None or blas_thread_control() is None:
+        return fn(*args, **kwargs)
+    _enter(limit)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _exit()

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from arignote.compile.debug.profiling import ProfileStats
+from arignote.compile.plain_call import BUSY, make_plain_call
 from arignote.graph.container import (
     Container,
     device_types,
@@ -159,16 +160,27 @@ class Function:
         direct = getattr(vm, "call_direct", None)
         eligible = self._all_fresh and not pairs and not self._protect and self._kind in ("list", "single")
         self._direct = direct if eligible and not self._host_cells else None
+        # such a call, once the runner offers ``vm.direct_values``, as one generated
+        # function (arignote.compile.plain_call) when nothing else is in the way
+        self._plain_ok = self._direct is not None and not self._held and not self._guarded
+        self._plain: Any = None
         _live_functions.add(self)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "_lock" and not hasattr(value, "acquire"):
             value = _ContextLock(value)  # a context manager in place of the lock
+        if name in _PLAIN_READS:  # the generated plain call read it: made again on the next call
+            object.__setattr__(self, "_plain", None)
         object.__setattr__(self, name, value)
 
     # -- calling --------------------------------------------------------------------------
 
     def __call__(self, *args: Any, output_subset: list[int] | None = None, **kwargs: Any) -> Any:
+        plain = self._plain
+        if plain is not None and output_subset is None and not kwargs:
+            result = plain(self, args)
+            if result is not BUSY:
+                return result
         lock = self._lock
         if not lock.acquire(False):
             self._wait_for(lock)  # busy: another thread's call, or a call of ours (re-entry)
@@ -201,6 +213,8 @@ class Function:
                         raise self._bad_input(k, value, err) from None
             if self._direct is not None:
                 results = self._direct()
+                if self._plain_ok and self.profile is None and getattr(self.vm, "direct_values", None):
+                    self._plain = make_plain_call(self, self.vm.direct_values)
                 return results[0] if self._kind == "single" else results
             for cell in self._protect:
                 cell[0] = _copy_value(cell[0])
@@ -640,6 +654,9 @@ class _ContextLock:
     def _at_fork_reinit(self) -> None:
         pass
 
+
+#: the attributes a generated plain call depends on (see Function.__setattr__)
+_PLAIN_READS = frozenset({"_lock", "trust_input", "profile"})
 
 #: every live Function, so a forked child can free the locks other threads held
 _live_functions: weakref.WeakSet = weakref.WeakSet()

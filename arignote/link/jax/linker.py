@@ -16,6 +16,17 @@ first call (and again for inputs of new shapes or dtypes, as ``jax.jit`` does). 
   :func:`arignote.graph.container.host_value`), and a generator's next state stays a JAX key
   until read back as a Generator (:func:`key_to_generator`).
 
+Donation: the buffer of a shared array that the function updates is donated to the compiled
+function (``jax.jit``'s ``donate_argnums``), which writes the update over it instead of
+allocating a new buffer per call (a training step's parameters are updated in place, as a
+hand-written JAX step with ``donate_argnums`` does). The old value is then gone: a device
+value taken with ``get_value(borrow=True, return_internal_type=True)`` is invalid after the
+next call that updates the variable (PyTensor's ``borrow`` contract: a borrowed value may be
+overwritten by later calls). Values JAX cannot reuse are left alone: a NumPy value of the
+variable is copied to the device first (never overwritten), a buffer NumPy still reads is
+not donated (JAX's own check), and an update of another shape than its variable's is not
+donated (checked while tracing).
+
 Static arguments: ``jax.jit`` traces with abstract values, so a node whose output *shape*
 depends on an input's value (``pt.zeros(n)`` with ``n`` an input) cannot be traced. When
 tracing fails that way and the graph has integer scalar inputs, they become static arguments
@@ -170,6 +181,9 @@ class JAXRunner:
         # outputs that become a shared variable's next value stay on the device
         updates = getattr(fgraph, "update_mapping", None) or {}
         keep = {o for o, i in updates.items() if self.shared[i]}
+        # shared arrays that an update replaces: their buffers are donated to the compiled
+        # function (see the module's doc), {input index: index of its update output}
+        self.donations = {i: o for o, i in updates.items() if self.shared[i] and self.kinds[i] == "array"}
         self.converters = [
             None if k in keep else _output_converter(v, device_outputs) for k, v in enumerate(fgraph.outputs)
         ]
@@ -194,9 +208,15 @@ class JAXRunner:
         self._async_copies = len(self.host_outputs) > 1
         self._plan_args()
         self._device_cache: dict[int, tuple[Any, Any]] = {}
+        self.donate_argnums: tuple[int, ...] = ()
+        self._donated: frozenset[int] = frozenset()
         self._jitted: Callable | None = None
         self._settled = False  # whether a call has traced successfully with the current argnums
-        self._direct: Callable[[], list] | None = None  # see call_direct
+        self._direct: Callable[..., list] | None = None  # see call_direct
+        #: once a call has settled the compiled function and every input passes as it is:
+        #: ``direct_values(*input_values) -> outputs``, the compiled function called and its
+        #: outputs converted, nothing else (the caller has checked the inputs); else None
+        self.direct_values: Callable[..., list] | None = None
 
     # -- what the tools read from a runner ------------------------------------------------
 
@@ -207,21 +227,35 @@ class JAXRunner:
     # -- compiling --------------------------------------------------------------------------
 
     def traced_function(self) -> Callable:
-        """The function ``jax.jit`` compiles: the graph's, outputs cast to their Types' dtypes."""
+        """The function ``jax.jit`` compiles: the graph's, outputs cast to their Types' dtypes.
+
+        While tracing, it checks that each donated input's update has the input's shape
+        (else the buffer could not be reused, and JAX would warn on every compilation):
+        one that has not raises :class:`_Undonatable`, and the call compiles again without
+        donating it."""
         graph_fn, dtypes = self.graph_fn, self.out_dtypes
+        donated = [(i, self.donations[i]) for i in self.donate_argnums]
 
         def arignote_jax_fn(*values: Any) -> tuple:
             outs = graph_fn(*values)
-            return tuple(
+            outs = tuple(
                 o.astype(d) if d is not None and hasattr(o, "dtype") and o.dtype != np.dtype(d) else o
                 for o, d in zip(outs, dtypes)
             )
+            for i, o in donated:
+                if np.shape(outs[o]) != np.shape(values[i]):
+                    raise _Undonatable(i)
+            return outs
 
         return arignote_jax_fn
 
     def _jit(self) -> Callable:
         if self._jitted is None:
-            self._jitted = jax.jit(self.traced_function(), static_argnums=self.static_argnums)
+            self.donate_argnums = tuple(sorted(k for k in self.donations if k not in self.static_argnums))
+            self._donated = frozenset(self.donate_argnums)
+            self._jitted = jax.jit(
+                self.traced_function(), static_argnums=self.static_argnums, donate_argnums=self.donate_argnums
+            )
         return self._jitted
 
     # -- calling ----------------------------------------------------------------------------
@@ -243,6 +277,9 @@ class JAXRunner:
             elif k in static:
                 args[k] = value.item() if hasattr(value, "item") else value
             elif isinstance(value, np.ndarray | np.generic):  # a shared variable's
+                if k in self._donated:  # a copy of its own: the call consumes it
+                    args[k] = jax.device_put(value)
+                    continue
                 hit = cache.get(k)
                 if hit is not None and hit[0] is value:
                     args[k] = hit[1]
@@ -262,19 +299,23 @@ class JAXRunner:
         self._plain = not self._special
 
     def __call__(self) -> None:
-        args = self._args()
         jitted = self._jitted or self._jit()
-        try:
-            results = jitted(*args)
-        except JAXNodeError as err:
-            if self._settled or not self.static_candidates or not _shape_error(err):
-                raise
-            # the graph needs concrete values of integer inputs (a length): make them static
-            self.static_argnums = tuple(sorted({*self.static_argnums, *self.static_candidates}))
-            self._plan_args()
+        args = self._args()
+        while True:
+            try:
+                results = jitted(*args)
+                break
+            except _Undonatable as err:  # (raised while tracing: nothing was consumed)
+                del self.donations[err.index]
+            except JAXNodeError as err:
+                if self._settled or not self.static_candidates or not _shape_error(err):
+                    raise
+                # the graph needs concrete values of integer inputs (a length): make them static
+                self.static_argnums = tuple(sorted({*self.static_argnums, *self.static_candidates}))
+                self._plan_args()
             self._jitted = None
+            jitted = self._jit()
             args = self._args()
-            results = self._jit()(*args)
         if not self._settled:
             self._settled = True
             self._async_copies = self._async_copies and _off_host(results[self.host_outputs[0]])
@@ -291,24 +332,21 @@ class JAXRunner:
         are: for a caller that takes the values as they come (fresh arrays, no update to
         apply), as :class:`~arignote.compile.executor.Function` does for a plain call. Once
         a call has settled the compiled function, a call whose inputs all pass as they are
-        is one generated function: the compiled function called with the input cells'
-        values and each output converted, with none of the per-call bookkeeping of
-        :meth:`__call__` (static arguments, generators, shared values' device copies: a
-        runner with any of them keeps going through it)."""
+        is one generated function (:attr:`direct_values`): the compiled function called with
+        the input cells' values and each output converted, with none of the per-call
+        bookkeeping of :meth:`__call__` (static arguments, generators, shared values' device
+        copies: a runner with any of them keeps going through it)."""
         direct = self._direct
         if direct is not None:
-            return direct()
+            return direct(*[cell[0] for cell in self.input_cells])
         self()
         if self._settled and self._plain and not self._async_copies and self._jitted is not None:
-            self._direct = self._make_direct()
+            self._direct = self.direct_values = self._make_direct()
         return [cell[0] for cell in self.output_cells]
 
-    def _make_direct(self) -> Callable[[], list]:
+    def _make_direct(self) -> Callable[..., list]:
         names: dict[str, Any] = {"_jitted": self._jitted}
-        ins = []
-        for k, cell in enumerate(self.input_cells):
-            names[f"_c{k}"] = cell
-            ins.append(f"_c{k}[0]")
+        ins = ", ".join(f"a{k}" for k in range(len(self.input_cells)))
         outs = []
         for k, convert in enumerate(self.converters):
             if convert is None:
@@ -316,9 +354,18 @@ class JAXRunner:
             else:
                 names[f"_f{k}"] = convert
                 outs.append(f"_f{k}(r[{k}])")
-        source = f"def run():\n    r = _jitted({', '.join(ins)})\n    return [{', '.join(outs)}]\n"
+        body = "list(r)" if all(c is None for c in self.converters) else f"[{', '.join(outs)}]"
+        source = f"def direct_values({ins}):\n    r = _jitted({ins})\n    return {body}\n"
         exec(compile(source, "<arignote jax call>", "exec"), names)
-        return names["run"]
+        return names["direct_values"]
+
+
+class _Undonatable(Exception):
+    """Raised while tracing: the update of donated input ``index`` has another shape."""
+
+    def __init__(self, index: int):
+        super().__init__(index)
+        self.index = index
 
 
 def _off_host(value: Any) -> bool:

@@ -35,11 +35,15 @@ from arignote.ifelse import IfElse
 from arignote.link.jax.dispatch.basic import jax_funcify
 from arignote.link.jax.dispatch.branches import Location, branch_locations
 from arignote.link.jax.dispatch.ifelse import choose
+from arignote.tensor.alloc import Alloc
 
 __all__ = ["JAXNodeError", "funcify_fgraph", "host_computed", "node_label"]
 
 #: the most elements a node's NumPy inputs may have for it to be computed on the host while
-#: tracing (shape arithmetic is a few numbers; larger constants are XLA's to fold)
+#: tracing (shape arithmetic is a few numbers; larger constants are XLA's to fold). An
+#: ``Alloc`` of more elements (a gradient's fill of a batch's shape) is left to its JAX
+#: function too: computed here, it would be embedded in the program as a constant that size
+#: (a value read as a constant, a mask say, stays known: only fills are staged)
 HOST_MAX_ELEMENTS = 256
 
 _HOST_VALUES = (np.ndarray, np.generic)
@@ -88,7 +92,10 @@ def host_computed(node: Apply, values: list) -> list | None:
     cells: list[list] = [[None] for _ in node.outputs]
     with np.errstate(all="ignore"):
         node.op.perform(node, values, cells)
-    return [c[0] for c in cells]
+    results = [c[0] for c in cells]
+    if isinstance(node.op, Alloc) and results[0].size > HOST_MAX_ELEMENTS:
+        return None  # a large fill: see HOST_MAX_ELEMENTS
+    return results
 
 
 def _constant_value(var: Constant) -> Any:

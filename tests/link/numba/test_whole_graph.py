@@ -154,6 +154,7 @@ def test_int_ops_match_the_reference_vm():
         A[k],
         pt.inc_subtensor(A[1:, k], u),
         AdvancedSubtensor1()(u, u % 3),
+        AdvancedIncSubtensor1()(u, A[0], pt.cast(b8[:3] % 3, "uint8")),  # unsigned rows
         pt.cast(A, "float64") / 2,
         pt.eq(A, B) | pt.gt(A, 0),
     ]
@@ -200,6 +201,8 @@ def test_bad_inputs_raise_the_reference_errors():
     # and the function goes on
     _check(f, ref, good, 1e-12)
     assert f.vm.whole.state == "in use"
+    _check(f, ref, [*good[:4], np.array([], dtype="int64")], 1e-12)  # no rows: nothing to check
+    assert f.vm.whole.namespace["_whole"]()  # (the compiled function computes that call)
     # a read-only input is refused by the compiled signature: tier 1 computes the call
     ro = [a.copy() for a in good]
     ro[0].setflags(write=False)

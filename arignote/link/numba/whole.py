@@ -36,9 +36,9 @@ that call (NumPy sees every array Numba returns as a view, so each check is a
 ``may_share_memory`` of each output with each input and earlier output: 4.5 µs of an 8 µs
 call on the eight schools model). A call computed on tier 1 clears it.
 
-Matrix products (``np.dot``, SciPy's OpenBLAS) run under the BLAS thread limit of
-:mod:`arignote.link.python.blas_threads`: a graph with a product calls its function through
-:func:`~arignote.link.python.blas_threads.limited_call`.
+Matrix-matrix products (``np.dot``, SciPy's OpenBLAS) run under the BLAS thread limit of
+:mod:`arignote.link.python.blas_threads`: a graph with one calls its function through
+:func:`~arignote.link.python.blas_threads.limited_call` (as tier 1 does for large products).
 
 Memory: glibc's ``malloc`` gives a freed block above its *mmap threshold* back to the
 system, and trims the heap's free top above twice that; the threshold rises by itself to the
@@ -61,7 +61,7 @@ import numpy as np
 
 from arignote.graph.fg import FunctionGraph
 from arignote.link.numba.dispatch import NoNumbaImpl
-from arignote.link.numba.dispatch.products import calls_blas
+from arignote.link.numba.dispatch.products import calls_gemm
 from arignote.link.numba.graph import GraphPlan, plan_graph
 from arignote.link.python.blas_threads import limited_call
 
@@ -310,7 +310,7 @@ class WholeGraph:
         n_in = len(fg.inputs)
         again = [f"_c({a})" if k < n_in else a for k, a in enumerate(args)]
         call = "_kernel("
-        if any(calls_blas(n) for n in self.nodes):
+        if any(calls_gemm(n) for n in self.nodes):
             params["_limited"] = limited_call
             call = "_limited(_kernel, "
         lines = [

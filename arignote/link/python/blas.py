@@ -18,9 +18,12 @@ alternates between the two pools pays for it (measured on 2 cores: a 256x784 by 
 float32 product followed by the same product in the other library took 35-80 ms, against
 1.4 ms each alone), so every product of a compiled graph uses one pool.
 
-A product of at least :data:`THREADED_WORK` multiply-adds runs under the BLAS thread limit
+A matrix-matrix product of at least :data:`THREADED_WORK` multiply-adds (a matrix-vector
+product or an outer-product update of at least :data:`THREADED_ELEMENTS` matrix elements)
+runs under the BLAS thread limit
 (:mod:`arignote.link.python.blas_threads`: one thread where the process has at most 2 CPUs);
-smaller ones run as they are (OpenBLAS keeps them in one thread anyway).
+smaller ones run as they are (OpenBLAS keeps small matrix products in one thread, and a
+memory-bound matrix-vector product gained nothing from threads here).
 
 Anything unusual at run time (a value that is not an ndarray of the node's dtype, shapes
 that do not fit, an empty operand, which SciPy's wrappers reject) goes through ``perform``, which raises its errors. The thunks compute what
@@ -48,15 +51,28 @@ __all__ = ["dot_thunk", "gemm_thunk", "gemv_thunk", "ger_thunk"]
 _ndarray = np.ndarray
 _may_share_memory = np.may_share_memory
 
-#: multiply-adds from which a product runs under the BLAS thread limit (OpenBLAS splits
-#: products from about 64**3 / 4 of them; below, setting the limit would cost more, ~1 µs)
+#: multiply-adds from which a matrix-matrix product runs under the BLAS thread limit
+#: (OpenBLAS splits products from about 64**3 / 4 of them)
 THREADED_WORK = 1 << 16
+#: elements of the matrix from which a matrix-vector product or an outer-product update
+#: (and the vectors of a vector dot product) run under the limit: memory-bound, a few µs
+#: for 10**5 elements, where setting the limit (~2 µs) costs more than threads did
+#: (a 1000x100 ``dgemv``: 21.7 µs with 1 or 2 threads on the 2-core machine)
+THREADED_ELEMENTS = 1 << 20
 
 
 def _run(work: int, routine: Callable, *args: Any, **kwargs: Any) -> Any:
-    """``routine(*args, **kwargs)``, under the BLAS thread limit for ``work`` multiply-adds
-    from :data:`THREADED_WORK`."""
+    """``routine(*args, **kwargs)`` (a matrix-matrix product of ``work`` multiply-adds),
+    under the BLAS thread limit from :data:`THREADED_WORK`."""
     if work >= THREADED_WORK:
+        return limited_call(routine, *args, **kwargs)
+    return routine(*args, **kwargs)
+
+
+def _run2(elements: int, routine: Callable, *args: Any, **kwargs: Any) -> Any:
+    """``routine(*args, **kwargs)`` (a level-2 or level-1 routine on a matrix or vectors of
+    ``elements``), under the BLAS thread limit from :data:`THREADED_ELEMENTS`."""
+    if elements >= THREADED_ELEMENTS:
         return limited_call(routine, *args, **kwargs)
     return routine(*args, **kwargs)
 
@@ -190,10 +206,10 @@ def gemv_thunk(
                     and y.flags.c_contiguous
                     and not (_may_share_memory(y, A) or _may_share_memory(y, x))
                 )
-                res = _run(A.size, gemv, float(alpha), a, x, beta, y, trans=trans, overwrite_y=overwrite)
+                res = _run2(A.size, gemv, float(alpha), a, x, beta, y, trans=trans, overwrite_y=overwrite)
                 cout[0] = y if res is y else res
             else:
-                cout[0] = _run(A.size, gemv, float(alpha), a, x, trans=trans)
+                cout[0] = _run2(A.size, gemv, float(alpha), a, x, trans=trans)
         for flag in flags:
             flag[0] = True
 
@@ -230,14 +246,14 @@ def ger_thunk(
                 inplace and A.flags.writeable and not (_may_share_memory(A, x) or _may_share_memory(A, y))
             )
             if A.flags.f_contiguous:
-                res = _run(A.size, ger, alpha, x, y, a=A, overwrite_a=overwrite)
+                res = _run2(A.size, ger, alpha, x, y, a=A, overwrite_a=overwrite)
                 cout[0] = A if res is A else res
             else:
                 if not A.flags.c_contiguous:
                     A = np.ascontiguousarray(A)
                     overwrite = True  # the copy is the thunk's own
                 At = A.T
-                res = _run(A.size, ger, alpha, y, x, a=At, overwrite_a=overwrite)
+                res = _run2(A.size, ger, alpha, y, x, a=At, overwrite_a=overwrite)
                 cout[0] = A if res is At else res.T
         for flag in flags:
             flag[0] = True
@@ -279,12 +295,12 @@ def dot_thunk(
             cout[0] = _run(x.size * y.shape[1], gemm, 1.0, a, b, trans_a=ta, trans_b=tb).T
         elif kind == (2, 1):
             a, trans = _fortran(x)
-            cout[0] = _run(x.size, gemv, 1.0, a, y, trans=trans)
+            cout[0] = _run2(x.size, gemv, 1.0, a, y, trans=trans)
         elif kind == (1, 2):
             a, trans = _fortran(y.T)
-            cout[0] = _run(y.size, gemv, 1.0, a, x, trans=trans)
+            cout[0] = _run2(y.size, gemv, 1.0, a, x, trans=trans)
         else:
-            cout[0] = np.asarray(_run(x.size, dot, x, y), dtype=dtype)
+            cout[0] = np.asarray(_run2(x.size, dot, x, y), dtype=dtype)
         for flag in flags:
             flag[0] = True
 

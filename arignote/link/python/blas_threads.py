@@ -66,9 +66,8 @@ def blas_thread_control() -> tuple[Callable[[int], Any], Callable[[], int]] | No
             setter = getattr(lib, set_name, None)
             getter = getattr(lib, get_name, None)
             if setter is not None and getter is not None:
-                setter.argtypes = [ctypes.c_int]
+                # (no argtypes: ctypes passes a Python int as a C int, and checks cost 0.2 µs)
                 setter.restype = None
-                getter.argtypes = []
                 getter.restype = ctypes.c_int
                 _control = (setter, getter)
                 break
@@ -119,34 +118,25 @@ def set_blas_thread_limit(n: int | None) -> None:
     _limit = n
 
 
-def _enter(limit: int) -> None:
-    global _depth, _saved, _lowered
-    with _lock:
-        if _depth == 0:
-            setter, getter = _control
-            _saved = getter()
-            _lowered = _saved > limit
-            if _lowered:
-                setter(limit)
-        _depth += 1
-
-
-def _exit() -> None:
-    global _depth
-    with _lock:
-        _depth -= 1
-        if _depth == 0 and _lowered:
-            _control[0](_saved)
-
-
 def limited_call(fn: Callable, *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` with the BLAS library's thread count at most
     :func:`blas_thread_limit` meanwhile (the call as it is when there is no limit)."""
-    limit = blas_thread_limit()
-    if limit is None or blas_thread_control() is None:
+    global _depth, _saved, _lowered
+    limit = _limit if _limit is not _UNSET else blas_thread_limit()
+    control = _control if _control is not _UNSET else blas_thread_control()
+    if limit is None or control is None:
         return fn(*args, **kwargs)
-    _enter(limit)
+    with _lock:  # (the first call in lowers the count, the last one out restores it)
+        if _depth == 0:
+            _saved = control[1]()
+            _lowered = _saved > limit
+            if _lowered:
+                control[0](limit)
+        _depth += 1
     try:
         return fn(*args, **kwargs)
     finally:
-        _exit()
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _lowered:
+                control[0](_saved)

@@ -20,7 +20,7 @@ from arignote.link.numba.dispatch.basic import (
 from arignote.tensor.gemm import Gemm, Gemv
 from arignote.tensor.products import Dot
 
-__all__ = ["calls_blas"]
+__all__ = ["calls_gemm"]
 
 _CHECK = (
     "    if {a}.shape[{da}] != {b}.shape[{db}]:\n        raise ValueError('{what}: inner lengths differ')\n"
@@ -68,16 +68,14 @@ def _blas(node: Apply, operands: list) -> bool:
     return odt in FLOATS and all(v.type.dtype == odt for v in operands)
 
 
-def calls_blas(node: Apply) -> bool:
-    """Whether ``node``'s Numba implementation calls BLAS (``np.dot`` of float operands of
-    the output's dtype, not two vectors)."""
+def calls_gemm(node: Apply) -> bool:
+    """Whether ``node``'s Numba implementation calls BLAS's matrix-matrix product (``np.dot``
+    of two matrices of the output's float dtype)."""
     op = node.op
     if isinstance(op, Dot):
         x, y = node.inputs
-        return not x.type.ndim == y.type.ndim == 1 and _blas(node, [x, y])
-    if isinstance(op, (Gemv, Gemm)):
-        return _blas(node, node.inputs[2:4])
-    return False
+        return x.type.ndim == y.type.ndim == 2 and _blas(node, [x, y])
+    return isinstance(op, Gemm) and _blas(node, node.inputs[2:4])
 
 
 @numba_funcify.register(Dot)

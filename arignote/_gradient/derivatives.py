@@ -28,6 +28,7 @@ from arignote.tensor.conversion import (
     constant,
     get_underlying_scalar_constant_value,
 )
+from arignote.tensor.indexing.increments import sum_increments
 from arignote.tensor.join import stack
 from arignote.tensor.reductions import sum as tsum
 from arignote.tensor.shape import _zero_grad, reshape, shape_i
@@ -195,7 +196,9 @@ def _sum_terms(terms: list[Variable]) -> Variable:
     if len(real) == 1:
         return real[0]
     if all(isinstance(t.type, TensorType) for t in real):
-        return add(*real)
+        # a vector read at many constant places: its increments as one (not one per term)
+        summed = sum_increments(real)
+        return add(*real) if summed is None else summed
     # terms of other Types (sparse matrices) add with their own operators, which also take
     # tensors: those go first, so that every ``+`` has one of them on its left
     ordered = sorted(real, key=lambda t: isinstance(t.type, TensorType))

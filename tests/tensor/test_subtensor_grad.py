@@ -21,6 +21,7 @@ from arignote.tensor.indexing.advanced import (
     AdvancedSubtensor,
     AdvancedSubtensor1,
 )
+from arignote.tensor.indexing.increments import sum_increments
 from arignote.tensor.subtensor import IncSubtensor, Subtensor
 from tests.tensor.test_grad_ops import _check_pushforward, check_grad
 
@@ -156,6 +157,72 @@ def test_reused_subexpression_grad(dtype: str) -> None:
 
     x = mat("x", dtype, 1)
     check_grad(build, [(x, rand(9, dtype=dtype))])
+
+
+# --- many reads at constant places: one increment --------------------------------------
+
+
+def _one_increment(g: Any) -> Any:
+    """The gradient's node, which must be one vectorized increment of zeros."""
+    node = g.owner
+    assert isinstance(node.op, AdvancedIncSubtensor1), node
+    assert not [n for n in apply_ancestors([g]) if isinstance(n.op, IncSubtensor)]
+    return node
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_reads_at_many_constant_places_give_one_increment(dtype: str) -> None:
+    x = mat("x", dtype, 1)
+    places = [3, 0, -1, 3, 5, 2, 7, 1, 3, -4]  # negative and repeated places
+    cost = sum(x[k] * float(i + 1) for i, k in enumerate(places))
+    g = grad(cost, x)
+    node = _one_increment(g)
+    assert g.type == x.type
+    assert sorted(node.inputs[2].data) == sorted(places)  # (in the order the pass met them)
+    want = np.zeros(8, dtype)
+    np.add.at(want, places, np.arange(1.0, len(places) + 1))
+    np.testing.assert_array_equal(g.eval({x: rand(8, dtype=dtype)}), want)
+
+
+def test_symbolic_terms_and_other_terms_are_kept() -> None:
+    x = pt.dvector("x")
+    w = pt.dscalar("w")
+    cost = sum(x[k] * w ** (k + 1) for k in range(9)) + (x * x).sum()  # stacked values, one other term
+    g = grad(cost, x)
+    assert any(isinstance(n.op, AdvancedIncSubtensor1) for n in apply_ancestors([g]))
+    assert not [n for n in apply_ancestors([g]) if isinstance(n.op, IncSubtensor)]
+    xv, wv = rand(9), 0.7
+    want = 2 * xv + wv ** np.arange(1.0, 10.0)
+    np.testing.assert_allclose(function([x, w], g)(xv, wv), want, rtol=1e-14)
+
+
+def test_few_reads_stay_a_sum_of_increments() -> None:
+    x = pt.dvector("x")
+    g = grad(x[0] * 2.0 + x[2] * 3.0 + x[0], x)  # fewer than POINTS_FROM terms: as written
+    assert g.owner.op.scalar_op.__class__.__name__ == "Add"
+    assert all(isinstance(i.owner.op, IncSubtensor) for i in g.owner.inputs)
+    np.testing.assert_array_equal(g.eval({x: rand(3)}), [3.0, 0.0, 3.0])
+
+
+def test_reused_reads_at_constant_places() -> None:
+    """``b = sum of reads; c = b + b``: each read's term arrives twice."""
+    x = pt.dvector("x")
+    b = sum(x[k] * (k + 1.0) for k in range(10))
+    c = b + b
+    g = grad(c * c, x)
+    xv = rand(10)
+    bv = float(np.dot(xv, np.arange(1.0, 11.0)))
+    np.testing.assert_allclose(g.eval({x: xv}), 8 * bv * np.arange(1.0, 11.0), rtol=1e-13)
+
+
+def test_sum_increments_only_into_zeros() -> None:
+    x = pt.dvector("x")
+    into_x = [pt.inc_subtensor(x[k], 1.0) for k in range(8)]
+    assert sum_increments(into_x) is None  # x is not zeros: the increments do not commute
+    zeros = pt.zeros_like(x)
+    total = sum_increments([pt.inc_subtensor(zeros[k % 3], 1.0) for k in range(8)])
+    assert isinstance(total.owner.op, AdvancedIncSubtensor1)
+    np.testing.assert_array_equal(total.eval({x: rand(4)}), [3.0, 3.0, 2.0, 0.0])
 
 
 def test_indices_are_disconnected() -> None:

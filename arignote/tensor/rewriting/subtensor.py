@@ -10,16 +10,20 @@ from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import register_rewrite
 from arignote.scalar.basic import Add, Mul
-from arignote.tensor.alloc import Alloc
 from arignote.tensor.conversion import constant
 from arignote.tensor.indexing.advanced import AdvancedIncSubtensor, AdvancedIncSubtensor1, advanced_subtensor1
 from arignote.tensor.indexing.basic import IncSubtensor, Subtensor
+from arignote.tensor.indexing.increments import (
+    constant_place,
+    increment_at_points,
+    is_point_increment,
+    is_zeros,
+)
 from arignote.tensor.indexing.index import is_full_slice
-from arignote.tensor.join import stack
 from arignote.tensor.reductions import sum as tensor_sum
 from arignote.tensor.rewriting.elemwise import elemwise_of, exact_cast, scalar_op_of
 from arignote.tensor.shape import Shape, Shape_i
-from arignote.tensor.ufuncs import add, mul, second
+from arignote.tensor.ufuncs import add, mul
 
 
 def _shape_entry(node: Apply) -> tuple[Variable, int] | None:
@@ -80,21 +84,6 @@ def local_useless_subtensor(fgraph: FunctionGraph, node: Apply) -> list[Variable
 _INCREMENTS = (IncSubtensor, AdvancedIncSubtensor1, AdvancedIncSubtensor)
 
 
-def _is_zeros(x: Variable) -> bool:
-    """Whether ``x`` is all zeros by construction (a zero constant, ``alloc(0, ...)`` or
-    ``fill(v, 0)``), whatever its shape."""
-    if isinstance(x, Constant):
-        return not np.any(np.asarray(x.data))
-    owner = x.owner
-    if owner is None:
-        return False
-    if isinstance(owner.op, Alloc):
-        return _is_zeros(owner.inputs[0])
-    if owner.op == second:
-        return _is_zeros(owner.inputs[1])
-    return False
-
-
 @register_rewrite("canonicalize", "fast_run")
 @node_rewriter(elemwise_of(Add), needs=_INCREMENTS)
 def serialize_increments_into_zeros(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
@@ -113,7 +102,7 @@ def serialize_increments_into_zeros(fgraph: FunctionGraph, node: Apply) -> list[
             and isinstance(owner.op, _INCREMENTS)
             and not owner.op.set_instead_of_inc
             and term.type == out.type
-            and _is_zeros(owner.inputs[0])
+            and is_zeros(owner.inputs[0])
             and len(fgraph.clients.get(term, ())) == 1
         ):
             increments.append(owner)
@@ -121,11 +110,9 @@ def serialize_increments_into_zeros(fgraph: FunctionGraph, node: Apply) -> list[
             others.append(term)
     if not increments or (len(increments) == 1 and not others):
         return None
-    points = [inc for inc in increments if _is_point_increment(inc)] if out.type.ndim == 1 else []
-    if len(points) > 1:
-        values = stack([inc.inputs[1] for inc in points])
-        if values.type.dtype != out.type.dtype:
-            points = []
+    points = [inc for inc in increments if is_point_increment(inc)] if out.type.ndim == 1 else []
+    if len(points) > 1 and any(inc.inputs[1].type.dtype != out.type.dtype for inc in points):
+        points = []
     if others:
         base = others[0] if len(others) == 1 else add(*others)
         if base.type != out.type:
@@ -137,29 +124,12 @@ def serialize_increments_into_zeros(fgraph: FunctionGraph, node: Apply) -> list[
     if len(points) > 1:
         # many ``v[k] += a`` at constant places: one vectorized increment (a place named
         # twice gets both terms, in order), one node instead of a chain of len(points)
-        places = constant(np.array([_constant_place(inc.op) for inc in points], dtype="int64"))
-        base = AdvancedIncSubtensor1()(base, values, places)
+        base = increment_at_points(base, points)
         taken = set(points)
         increments = [inc for inc in increments if inc not in taken]
     for inc in increments:
         base = inc.op.make_node(base, *inc.inputs[1:]).outputs[0]
     return [base]
-
-
-def _constant_place(op: Subtensor | IncSubtensor) -> int | None:
-    """``k`` when ``op`` indexes its first dimension only, at the constant ``k``."""
-    (entry,) = op.idx_list if len(op.idx_list) == 1 else (None,)
-    if isinstance(entry, (int, np.integer)) and not isinstance(entry, bool):
-        return int(entry)
-    return None
-
-
-def _is_point_increment(node: Apply) -> bool:
-    """Whether ``node`` is ``inc_subtensor(v[k], a)`` of a vector at a constant ``k``."""
-    op = node.op
-    if type(op) is not IncSubtensor or op.set_instead_of_inc or len(node.inputs) != 2:
-        return False
-    return _constant_place(op) is not None and node.inputs[1].type.ndim == 0
 
 
 #: a sum gathers the terms reading one vector from this many on
@@ -234,7 +204,7 @@ def _constant_read(var: Variable, dtype: str) -> tuple[Variable, int] | None:
     if owner is None or type(owner.op) is not Subtensor or len(owner.inputs) != 1:
         return None
     (v,) = owner.inputs
-    k = _constant_place(owner.op)
+    k = constant_place(owner.op)
     if v.type.ndim != 1 or v.type.dtype != dtype or k is None:
         return None
     return v, k

@@ -201,6 +201,48 @@ def test_a_rule_with_needs_is_offered_nothing_until_the_graph_has_what_it_needs(
     assert str(root.op) == "Mul" and offered
 
 
+def test_a_roots_first_rule_rewrites_nested_expressions_before_their_nodes_are_visited() -> None:
+    from arignote.scalar.basic import Add
+    from arignote.tensor.rewriting.elemwise import elemwise_of
+
+    offered = []
+
+    @node_rewriter(elemwise_of(Add), roots_first=True)
+    def flatten(fgraph, node):
+        offered.append(("flatten", node))
+        nested = [i for i in node.inputs if i.owner is not None and _is(i.owner, Add)]
+        if not nested:
+            return None
+        terms, stack = [], list(node.inputs)
+        while stack:  # (every inner add here has this sum as its only reader)
+            v = stack.pop()
+            if v.owner is not None and _is(v.owner, Add):
+                stack.extend(v.owner.inputs)
+            else:
+                terms.append(v)
+        return [pt.add(*terms)]
+
+    @node_rewriter([Elemwise])
+    def watch(fgraph, node):
+        offered.append(("watch", node))
+        return None
+
+    xs = [pt.dvector(f"x{k}") for k in range(30)]
+    total = xs[0]
+    for x in xs[1:]:
+        total = total + pt.exp(x)
+    fg = FunctionGraph(xs, [total], clone=False)
+    assert apply_node_rewriters(fg, [watch, flatten]) == 1
+    root = fg.outputs[0].owner
+    assert len(root.inputs) == 30
+    inner = [n for kind, n in offered if kind == "flatten"]
+    assert inner[0] is total.owner  # the root first, then the flat sum it made
+    assert len(inner) == 2 + 1  # (and the flat sum once more in the worklist)
+    watched = [n for kind, n in offered if kind == "watch"]
+    assert not [n for n in watched if _is(n, Add) and n is not root]  # inner sums: never visited
+    assert len(watched) == 30  # the 29 exps and the flat sum
+
+
 def test_needs_must_be_decided_by_types() -> None:
     @node_rewriter([Elemwise], needs=[pt.exp])  # an Op instance: not decided by types
     def bad(fgraph, node):

@@ -134,6 +134,12 @@ class NodeRewriter(Rewriter):
     #: node of the graph must be for this rule to match anything: a pass offers it
     #: nothing while there is none (an arignote addition; empty: no such condition)
     needs: tuple = ()
+    #: whether a pass first offers this rule, outputs first, the roots of nested
+    #: expressions of what it tracks (a node reading, alone, a node it also tracks), and
+    #: what its replacements bring in (an arignote addition): for a rule that rewrites a
+    #: whole expression from its root (a sum of thousands of nested terms flattened at
+    #: once), so that the nodes it absorbs leave the graph unvisited
+    roots_first: bool = False
 
     def tracks(self) -> Sequence[Any] | None:
         """The Op classes, Op instances or OpPatterns this rule concerns (None: all)."""
@@ -169,9 +175,11 @@ class FromFunctionNodeRewriter(NodeRewriter):
         name: str | None = None,
         requirements: Sequence[Callable] = (),
         needs: Sequence[Any] = (),
+        roots_first: bool = False,
     ):
         self.fn = fn
         self.needs = tuple(needs)
+        self.roots_first = roots_first
         self.tracks = Tracks(tracks or ())  # type: ignore[assignment]  # (instance attribute)
         self.name = name or getattr(fn, "__name__", None) or "node_rewriter"
         self.__name__ = self.name
@@ -211,6 +219,7 @@ def node_rewriter(
     inplace: bool = False,
     requirements: Sequence[Callable] = (),
     needs: Sequence[Any] = (),
+    roots_first: bool = False,
 ) -> Callable[[Callable], FromFunctionNodeRewriter]:
     """Decorator: ``@node_rewriter([Elemwise])`` turns ``fn(fgraph, node)`` into a rule.
 
@@ -218,6 +227,9 @@ def node_rewriter(
     ``inplace=True`` the graph gets a DestroyHandler first (``add_requirements``).
     ``needs`` (see :attr:`NodeRewriter.needs`): what the rule's pattern contains besides
     the node it is offered, so that a pass skips it on graphs without any.
+    ``roots_first`` (see :attr:`NodeRewriter.roots_first`): a pass offers the rule the
+    nodes outputs first before its worklist; it must decline cheaply where it has
+    nothing to do, since it is offered those nodes twice.
     """
     if tracks is not None:
         tracks = list(tracks)
@@ -229,7 +241,7 @@ def node_rewriter(
     reqs = (*requirements, _add_destroy_handler) if inplace else tuple(requirements)
 
     def wrap(fn: Callable) -> FromFunctionNodeRewriter:
-        return FromFunctionNodeRewriter(fn, tracks, name, reqs, needs)
+        return FromFunctionNodeRewriter(fn, tracks, name, reqs, needs, roots_first)
 
     return wrap
 
@@ -288,22 +300,74 @@ def apply_node_rewriters(
     count = 0
     nodes = fgraph.toposort()
     budget = max_passes * max(1, len(nodes))
-    # what is offered: the rules, less those needing a kind of node the graph lacks; and
-    # only the nodes some rule tracks (a stage whose rules concern a few Ops costs one
-    # index look-up per other node)
-    offered, tracked = rules.for_graph(nodes)
-    worklist = deque(reversed(tracked) if order == "out_to_in" else tracked)
-    queued = set(worklist)
     imported = _ImportedNodes()
     fgraph.attach_feature(imported)
     try:
+        sweep = [r for r in rules.rules if getattr(r, "roots_first", False)]
+        if sweep and order == "in_to_out":
+            swept = _sweep_roots_first(fgraph, RulesByOp(sweep), nodes, imported, failure_callback, budget)
+            if swept:
+                count += swept
+                nodes = fgraph.toposort()
+        # what is offered: the rules, less those needing a kind of node the graph lacks;
+        # and only the nodes some rule tracks (a stage whose rules concern a few Ops costs
+        # one index look-up per other node)
+        offered, tracked = rules.for_graph(nodes)
+        worklist = deque(reversed(tracked) if order == "out_to_in" else tracked)
+        queued = set(worklist)
+
+        def push(node: Apply) -> None:
+            if node not in queued and rules.for_op(node.op):
+                worklist.append(node)
+                queued.add(node)
+
         while worklist:
-            count += _rewrite_one(fgraph, rules, offered, worklist, queued, imported, failure_callback)
+            node = worklist.popleft()
+            queued.discard(node)
+            count += _rewrite_one(fgraph, offered, node, push, imported, failure_callback)
             if count > budget:
                 raise RewriteError(f"rewriting did not settle after {max_passes} passes")
     finally:
         fgraph.remove_feature(imported)
         imported.nodes.clear()  # (the graph's callback timings keep the feature as a key)
+    return count
+
+
+def _sweep_roots_first(
+    fgraph: FunctionGraph,
+    sweep: RulesByOp,
+    nodes: list[Apply],
+    imported: _ImportedNodes,
+    failure_callback: Callable | None,
+    budget: float,
+) -> int:
+    """Offer the ``roots_first`` rules, outputs first, the roots of nested expressions:
+    each node reading (alone) the output of a node that one of its rules also tracks;
+    a node a replacement brings in is offered next. The number of replacements."""
+    clients = fgraph.clients
+    stack = []  # popped from the end: outputs first
+    for node in nodes:
+        mine = sweep.for_op(node.op)
+        if not mine:
+            continue
+        for i in node.inputs:
+            owner = i.owner
+            if owner is not None and len(clients.get(i, ())) == 1:
+                theirs = sweep.for_op(owner.op)
+                if theirs and any(pair in theirs for pair in mine):
+                    stack.append(node)
+                    break
+
+    def push(node: Apply) -> None:
+        if sweep.for_op(node.op):
+            stack.append(node)  # (offered next, even if it waits further down too)
+
+    count = 0
+    while stack:
+        node = stack.pop()
+        count += _rewrite_one(fgraph, sweep, node, push, imported, failure_callback)
+        if count > budget:
+            raise RewriteError("rewriting did not settle in the roots-first sweep")
     return count
 
 
@@ -320,17 +384,14 @@ class _ImportedNodes(Feature):
 
 def _rewrite_one(
     fgraph: FunctionGraph,
-    rules: RulesByOp,
     offered: RulesByOp,
-    worklist: deque,
-    queued: set,
+    node: Apply,
+    push: Callable[[Apply], None],
     imported: _ImportedNodes,
     failure_callback: Callable | None,
 ) -> int:
-    """Offer the next node of the worklist to the rules (``offered``: those whose
-    ``needs`` the graph meets); 1 if one replaced it."""
-    node = worklist.popleft()
-    queued.discard(node)
+    """Offer ``node`` to the rules (``offered``: those whose ``needs`` the graph meets);
+    1 if one replaced it, and then ``push`` each node the change brought in or touched."""
     if node not in fgraph.apply_nodes:
         return 0
     op = node.op
@@ -375,10 +436,8 @@ def _rewrite_one(
             fresh = [n for n in imported.nodes if n in fgraph.apply_nodes]
             for _, new in pairs:
                 fresh.extend(_new_nodes(fgraph, new))
-        for new_node in fresh:
-            if new_node not in queued and rules.for_op(new_node.op):
-                worklist.append(new_node)
-                queued.add(new_node)
+        for new_node in dict.fromkeys(fresh):  # (a new node can be both imported and a client)
+            push(new_node)
         return 1
     return 0
 

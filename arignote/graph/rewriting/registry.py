@@ -99,6 +99,7 @@ class RulesByOp:
         }
         self._params: tuple[str, ...] = tuple(sorted(params))
         self._cache: dict[tuple, tuple[tuple[NodeRewriter, tuple | None], ...]] = {}
+        self._by_op: dict[int, tuple] = {}  # id(op) -> (op, for_op(op)): no key to compute
         self._waiting: set[int] = set()  # rules whose needs no node of the graph meets
         self._seen: set | None = None  # the keys of the graph's nodes (for_graph's copies)
 
@@ -109,7 +110,14 @@ class RulesByOp:
         """``(rule, instances)`` pairs for a node whose Op is ``op``: ``instances`` is
         None when the rule applies, else the tracked Op instances (or OpPatterns) one of
         which ``op`` must equal (match)."""
-        return self._for_key(self._key(op))
+        hit = self._by_op.get(id(op))
+        if hit is not None:  # (the entry holds the op: its id stays its own)
+            return hit[1]
+        found = self._for_key(self._key(op))
+        if len(self._by_op) > 65536:
+            self._by_op.clear()
+        self._by_op[id(op)] = (op, found)
+        return found
 
     def _key(self, op: Any) -> tuple:
         if self._params:
@@ -122,11 +130,16 @@ class RulesByOp:
         nodes the pass brings in), and the nodes some rule of this index tracks."""
         view = copy.copy(self)
         view._cache = {}
+        view._by_op = {}
         view._seen = set()
         view._waiting = {i for i, needs in enumerate(self._needs) if needs}
         tracked = []
+        keys: dict[int, tuple] = {}  # id(op) -> its key (the nodes keep their ops alive)
         for node in nodes:
-            key = self._key(node.op)  # (one key for both questions)
+            op = node.op
+            key = keys.get(id(op))
+            if key is None:
+                key = keys[id(op)] = self._key(op)  # (one key for both questions)
             view._note_key(key)
             if self._for_key(key):
                 tracked.append(node)
@@ -156,6 +169,7 @@ class RulesByOp:
         if woken:
             self._waiting -= woken
             self._cache.clear()
+            self._by_op.clear()
 
     def for_op_type(self, op_type: type) -> tuple[tuple[NodeRewriter, tuple | None], ...]:
         """As :meth:`for_op`, for any Op of ``op_type``: rules tracking patterns on its

@@ -97,6 +97,8 @@ __all__ = [
     "local_fill_to_alloc",
     "local_pow_specialize",
     "local_sum_of_mul_to_dot",
+    "flatten_nested_sums",
+    "flatten_nested_products",
 ]
 
 
@@ -540,6 +542,33 @@ def local_mul_canonizer(fgraph: FunctionGraph, node: Apply) -> list[Variable] | 
     if PRODUCTS.member(node) is None:
         return None
     return _canonize(fgraph, node, PRODUCTS)
+
+
+def _flatten_nested(fgraph: FunctionGraph, node: Apply, family: _Family) -> list[Variable] | None:
+    if family.member(node) is None:
+        return None
+    clients = fgraph.clients
+    for i in node.inputs:
+        if family.member(i.owner) is not None and len(clients.get(i, ())) == 1:
+            return _canonize(fgraph, node, family)
+    return None  # nothing nested: the canonizer decides in the pass's order
+
+
+@register_rewrite("canonicalize", "fast_run")
+@node_rewriter(elemwise_of(Add, Sub), roots_first=True)
+def flatten_nested_sums(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """A sum of sums put in canonical form at its root (:func:`local_add_canonizer`)
+    before the pass visits its inner nodes (``roots_first``): ``((a + b) + c) + ...`` of
+    10,000 terms is flattened once, and the nodes it absorbs leave the graph unvisited."""
+    return _flatten_nested(fgraph, node, SUMS)
+
+
+@register_rewrite("canonicalize", "fast_run")
+@node_rewriter(elemwise_of(Mul, TrueDiv), roots_first=True)
+def flatten_nested_products(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """A product of products put in canonical form at its root
+    (:func:`local_mul_canonizer`) before the pass visits its inner nodes."""
+    return _flatten_nested(fgraph, node, PRODUCTS)
 
 
 # --- exp and log ------------------------------------------------------------------------------

@@ -137,14 +137,15 @@ GATHER_FROM = 8
 
 
 @register_rewrite("canonicalize", "fast_run")
-@node_rewriter(elemwise_of(Add), needs=(Subtensor,))
+@node_rewriter(elemwise_of(Add), needs=(Subtensor,), roots_first=True)
 def gather_indexed_terms(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """``v[0]*a + v[3]*b + ... + rest`` → ``sum(v[[0, 3, ...]] * [a, b, ...]) + rest``: a
     float scalar sum of many terms that read one vector at constant places (each alone,
     or times a constant) as one gather, one product and one sum, instead of three nodes
     per term. This is a model written term by term; its gradient, many increments at
     constant places, is what :func:`serialize_increments_into_zeros` makes one
-    increment. Only the order of the additions changes."""
+    increment. Only the order of the additions changes. Offered roots first (after the
+    sum is flattened there), so that the terms it gathers are never visited."""
     if not isinstance(node.op.scalar_op, Add) or node.op.inplace_pattern or len(node.inputs) < GATHER_FROM:
         return None
     (out,) = node.outputs

@@ -311,6 +311,35 @@ def test_products_and_sums_flattened(dtype: str) -> None:
     assert len(f.maker.fgraph.outputs[0].owner.inputs) == 4
 
 
+@pytest.mark.parametrize("dtype", NUMERIC)
+def test_nested_sums_and_products_flattened_at_their_root(dtype: str) -> None:
+    """The roots-first rules flatten a deep chain once, at its root, with constants and
+    negations gathered as the canonizers do."""
+    a, b, c = (pt.vector(n, dtype=dtype) for n in "abc")
+    total = a
+    for k in range(60):
+        total = (total + b) - c if k % 2 else total + b * 2
+    f = check([a, b, c], total)
+    assert _elemwise_count(f, ps.Add) == 2 and _elemwise_count(f, ps.Sub) == 1  # add(...) - add(...)
+    fg, fired = rewrite_with(rules.flatten_nested_sums, [a, b, c], [total])
+    (root,) = [n for n in fg.apply_nodes if n.outputs[0] is fg.outputs[0]]
+    assert fired == 1 and isinstance(root.op.scalar_op, ps.Sub)  # one replacement, at the root
+    prod = a
+    for _ in range(40):
+        prod = prod * b
+    f = check([a, b, c], prod / (c * 3))
+    assert _elemwise_count(f, ps.Mul) == 2 and _elemwise_count(f, ps.TrueDiv) == 1
+
+
+def test_flatten_nested_declines_what_is_not_nested() -> None:
+    a, b = pt.dvector("a"), pt.dvector("b")
+    shared_inner = a + b  # read twice: not absorbed
+    for out in (a + b, (a * 2) + b, shared_inner + shared_inner * a):
+        fg = FunctionGraph([a, b], [out])
+        (node,) = [n for n in fg.apply_nodes if n.outputs[0] is fg.outputs[0]]
+        assert rules.flatten_nested_sums.transform(fg, node) is None
+
+
 def test_quotients_flattened() -> None:
     a, b, c, d = (pt.dvector(n) for n in "abcd")
     f = check([a, b, c, d], (a / b) / (c / d), positive=True)

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Apply, Constant, Variable
+from arignote.link.numba.scalar_math import TANH_NAME, helpers_for
 from arignote.scalar import basic as psb
 from arignote.scalar import special as pss
 from arignote.scalar.composite import Composite
@@ -195,7 +196,8 @@ _TEMPLATES: dict[type, Any] = {
     psb.ArcTan: _unary("arctan"),
     psb.Sinh: _unary("sinh"),
     psb.Cosh: _unary("cosh"),
-    psb.Tanh: _unary("tanh"),
+    # (libm's tanh is a call LLVM cannot vectorise: ours is arithmetic, see scalar_math)
+    psb.Tanh: lambda a, i, o: f"{TANH_NAME}(np.float64({a[0]}))" if _all_float(i, o) else None,
     psb.ArcSinh: _unary("arcsinh"),
     psb.ArcCosh: _unary("arccosh"),
     psb.ArcTanh: _unary("arctanh"),
@@ -235,6 +237,7 @@ _COST: dict[type, tuple[float, float]] = {
     psb.Reciprocal: (1.8, 0.8),
     psb.Pow: (12.0, 12.0),
     pss.Sigmoid: (5.0, 5.0),
+    psb.Tanh: (2.1, 1.5),
 }
 _OTHER = (10.0, 10.0)  # libm-bound in both (tan, arcsin, ...)
 #: NumPy's reduction pass over a temporary (ns per element); Numba's accumulation
@@ -333,6 +336,13 @@ def _array_type(dtype: str, ndim: int, c_contiguous: bool) -> str:
     return f"{_NB_TYPE[dtype]}[{', '.join(dims)}]"
 
 
+def _with_helpers(lines: list[str]) -> str:
+    """The module's text, with the definitions of the :mod:`scalar_math` functions it calls
+    after its imports."""
+    body = "\n".join(lines[4:]) + "\n"
+    return "\n".join([*lines[:4], *(text + "\n\n" for text in helpers_for(body))]) + body
+
+
 def _header(signature: str, fastmath: Any) -> list[str]:
     return [
         "import numba",
@@ -414,7 +424,7 @@ def plan_node(node: Apply) -> KernelPlan | None:
     lines += body
     for o, name in zip(os_, outs):
         lines.append(f"{indent}{o}[{idx}] = {name}")
-    source = "\n".join(lines) + "\n"
+    source = _with_helpers(lines)
     return KernelPlan(
         "map", source, _key(source), tuple(consts), bcasts, out_dtypes, (costs[0] + _ARITH[0], costs[1])
     )
@@ -512,7 +522,7 @@ def plan_reduction(node: Apply, producer: Apply | None) -> KernelPlan | None:
         lines.append(f"{pad}a = np.{acc}(o0[{kept_idx}])")
         lines.append(pad + step.format(a="a", v="v"))
         lines.append(f"{pad}o0[{kept_idx}] = a")
-    source = "\n".join(lines) + "\n"
+    source = _with_helpers(lines)
     return KernelPlan(
         "reduce",
         source,

@@ -25,6 +25,7 @@ from arignote.link.numba.dispatch.basic import (
     shape_tuple,
 )
 from arignote.link.numba.kernels import _as_body, _body_lines
+from arignote.link.numba.scalar_math import helpers_for
 from arignote.scalar import basic as psb
 from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
 
@@ -94,7 +95,7 @@ def elemwise_reducing(node: Apply, reduced: dict[int, Apply]) -> NumbaImpl:
         lines += body
         rets = [f"{nb_dtype(d)}({o})" for d, o in zip(odts, outs)]
         lines.append(f"    return {rets[0] if len(rets) == 1 else ', '.join(rets)}")
-        return NumbaImpl("\n".join(lines) + "\n", tuple(consts))
+        return NumbaImpl("\n".join(lines) + "\n", tuple(consts), tuple(helpers_for("\n".join(body))))
     lengths = _lengths(node, ins, ndim, lines, "Elemwise")
     shape = shape_tuple(lengths)
     loop = [f"j{d}" for d in range(ndim)]
@@ -139,7 +140,7 @@ def elemwise_reducing(node: Apply, reduced: dict[int, Apply]) -> NumbaImpl:
         else:
             lines.append(f"{indent}o{j}[{', '.join(loop)}] = {name}")
     lines.append(f"    return {', '.join(rets)}")
-    return NumbaImpl("\n".join(lines) + "\n", tuple(consts))
+    return NumbaImpl("\n".join(lines) + "\n", tuple(consts), tuple(helpers_for("\n".join(body))))
 
 
 @numba_funcify.register(DimShuffle)

@@ -92,14 +92,22 @@ def _dot(op: Dot, node: Apply) -> NumbaImpl:
     return NumbaImpl("\n".join(lines) + "\n")
 
 
-def _update_lines(odt: str) -> list[str]:
-    # beta == 0: the target is not read (BLAS's rule, as the reference's)
+def _update_lines(odt: str, ndim: int) -> list[str]:
+    # beta == 0: the target is not read (BLAS's rule, as the reference's). ``p`` is the
+    # product just made, of the output's dtype: scaled and added to in place, one pass and
+    # no temporary (in a loop's step, each temporary was an allocation per step)
+    loops = [f"    {'    ' * d}for i{d} in range(p.shape[{d}]):" for d in range(ndim)]
+    at = ", ".join(f"i{d}" for d in range(ndim))
+    pad = "    " * (ndim + 1)
     cast = nb_dtype(odt)
     return [
-        f"    r = (alpha * p).astype({cast})",
         "    if beta != 0:",
-        "        r += beta * t",
-        "    return r",
+        *("    " + line for line in loops),
+        f"    {pad}p[{at}] = {cast}(alpha * p[{at}] + beta * t[{at}])",
+        "    elif alpha != 1:",
+        *("    " + line for line in loops),
+        f"    {pad}p[{at}] = {cast}(alpha * p[{at}])",
+        "    return p",
     ]
 
 
@@ -114,7 +122,7 @@ def _gemv(op: Gemv, node: Apply) -> NumbaImpl:
         _CHECK.format(a="t", da=0, b="a", db=0, what="Gemv").rstrip("\n"),
     ]
     lines += _dot_lines("a", "b", 2, 1, odt, _blas(node, [A, x]), "p")
-    return NumbaImpl("\n".join(lines + _update_lines(odt)) + "\n")
+    return NumbaImpl("\n".join(lines + _update_lines(odt, 1)) + "\n")
 
 
 @numba_funcify.register(Gemm)
@@ -129,4 +137,4 @@ def _gemm(op: Gemm, node: Apply) -> NumbaImpl:
         _CHECK.format(a="t", da=1, b="b", db=1, what="Gemm").rstrip("\n"),
     ]
     lines += _dot_lines("a", "b", 2, 2, odt, _blas(node, [x, y]), "p")
-    return NumbaImpl("\n".join(lines + _update_lines(odt)) + "\n")
+    return NumbaImpl("\n".join(lines + _update_lines(odt, 2)) + "\n")

@@ -3,7 +3,9 @@
 The loops with a stop condition, with outputs kept only as their last rows and the RNN's
 gradient (whose accumulators keep their last row) run inside the whole-graph Numba function;
 a loop that carries a random generator stays on the Python loop, with the same draws. Few
-graphs, each holding several loops: a Numba compile costs seconds.
+graphs, each holding several loops: a Numba compile costs seconds (about 10 s of CPU for
+the RNN's gradient), so the module keeps its kernels between runs (``kept_kernel_cache``):
+a first run compiles them, later runs load them.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from arignote.scan.utils import until
 numba = pytest.importorskip("numba")
 
 
-pytestmark = pytest.mark.usefixtures("empty_kernel_cache")
+pytestmark = pytest.mark.usefixtures("kept_kernel_cache")
 
 
 def _pair(inputs, outputs):

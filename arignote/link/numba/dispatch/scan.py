@@ -121,13 +121,21 @@ def _scan(op: Scan, node: Apply) -> NumbaImpl:
     def row(b: int, at: str) -> str:
         return f"({at}) % {rows[b]}" if keep[b] else at
 
+    # the step's array arguments typed C-contiguous where they are (a sequence reversed for
+    # a gradient is a view of any layout, but its rows are contiguous): Numba then knows the
+    # layout, and the step's loops vectorise (np.ascontiguousarray checks at run time and
+    # copies only a value that is not contiguous: a transposed weight, once per call)
     args = []
     for i in range(n_seq):
         off, _ = info.seq_span(i)
-        args += [f"s{i}[t + {tap + off}]" for tap in info.seq_taps[i]]
+        reads = [f"s{i}[t + {tap + off}]" for tap in info.seq_taps[i]]
+        args += [f"np.ascontiguousarray({r})" for r in reads] if node.inputs[1 + i].type.ndim > 1 else reads
     for j in range(n_rec):
         L = info.rec_len(j)
         args += [f"b{j}[{row(j, f't + {L + tap}')}]" for tap in info.rec_taps[j]]
+    for m, q in enumerate(nons):
+        if node.inputs[1 + n_seq + n_rec + m].type.ndim > 0:
+            lines.append(f"    {q} = np.ascontiguousarray({q})")
     args += nons + ks
     outs = [f"v{k}" for k in range(n_rec + n_nit)] + (["stop"] if info.as_while else [])
     lines.append("    done = n")

@@ -61,7 +61,9 @@ class Function:
     opposite orders on two threads (A's call calls B while B's calls A), which would wait
     for each other forever, raise ``arignote.graph.container.DeadlockError`` in one
     thread (that call changes nothing) and the other goes on. In a child process made by
-    ``os.fork()``, locks held by the parent's other threads are released.
+    ``os.fork()``, locks held by the parent's other threads are released. (A plain call
+    of a function that is one compiled program reading no state, ``mode="JAX"``'s, needs
+    no lock and takes none: ``arignote.compile.plain_call``.)
     """
 
     def __init__(self, maker: Any, input_storage: list[Container], vm: Any, output_storage: list[list]):
@@ -160,7 +162,7 @@ class Function:
         direct = getattr(vm, "call_direct", None)
         eligible = self._all_fresh and not pairs and not self._protect and self._kind in ("list", "single")
         self._direct = direct if eligible and not self._host_cells else None
-        # such a call, once the runner offers ``vm.direct_values``, as one generated
+        # such a call, once the runner offers ``vm.direct_program``, as one generated
         # function (arignote.compile.plain_call) when nothing else is in the way
         self._plain_ok = self._direct is not None and not self._held and not self._guarded
         self._plain: Any = None
@@ -213,8 +215,8 @@ class Function:
                         raise self._bad_input(k, value, err) from None
             if self._direct is not None:
                 results = self._direct()
-                if self._plain_ok and self.profile is None and getattr(self.vm, "direct_values", None):
-                    self._plain = make_plain_call(self, self.vm.direct_values)
+                if self._plain_ok and self.profile is None and getattr(self.vm, "direct_program", None):
+                    self._plain = make_plain_call(self, *self.vm.direct_program)
                 return results[0] if self._kind == "single" else results
             for cell in self._protect:
                 cell[0] = _copy_value(cell[0])
@@ -656,7 +658,7 @@ class _ContextLock:
 
 
 #: the attributes a generated plain call depends on (see Function.__setattr__)
-_PLAIN_READS = frozenset({"_lock", "trust_input", "profile"})
+_PLAIN_READS = frozenset({"trust_input", "profile"})
 
 #: every live Function, so a forked child can free the locks other threads held
 _live_functions: weakref.WeakSet = weakref.WeakSet()

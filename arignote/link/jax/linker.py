@@ -212,11 +212,12 @@ class JAXRunner:
         self._donated: frozenset[int] = frozenset()
         self._jitted: Callable | None = None
         self._settled = False  # whether a call has traced successfully with the current argnums
-        self._direct: Callable[..., list] | None = None  # see call_direct
+        self._direct: Callable[[], list] | None = None  # see call_direct
         #: once a call has settled the compiled function and every input passes as it is:
-        #: ``direct_values(*input_values) -> outputs``, the compiled function called and its
-        #: outputs converted, nothing else (the caller has checked the inputs); else None
-        self.direct_values: Callable[..., list] | None = None
+        #: ``(program, converters)``, where the outputs of a call with the (checked) input
+        #: values are ``program(*values)``, each converted by its converter (None: as it is),
+        #: with nothing else to do; else None
+        self.direct_program: tuple[Callable, tuple] | None = None
 
     # -- what the tools read from a runner ------------------------------------------------
 
@@ -332,21 +333,27 @@ class JAXRunner:
         are: for a caller that takes the values as they come (fresh arrays, no update to
         apply), as :class:`~arignote.compile.executor.Function` does for a plain call. Once
         a call has settled the compiled function, a call whose inputs all pass as they are
-        is one generated function (:attr:`direct_values`): the compiled function called with
-        the input cells' values and each output converted, with none of the per-call
-        bookkeeping of :meth:`__call__` (static arguments, generators, shared values' device
-        copies: a runner with any of them keeps going through it)."""
+        is one generated function: the compiled function called with the input cells'
+        values and each output converted, with none of the per-call bookkeeping of
+        :meth:`__call__` (static arguments, generators, shared values' device copies: a
+        runner with any of them keeps going through it); and :attr:`direct_program` offers
+        the compiled function and the converters to a caller that writes that call itself
+        (:mod:`arignote.compile.plain_call`)."""
         direct = self._direct
         if direct is not None:
-            return direct(*[cell[0] for cell in self.input_cells])
+            return direct()
         self()
         if self._settled and self._plain and not self._async_copies and self._jitted is not None:
-            self._direct = self.direct_values = self._make_direct()
+            self._direct = self._make_direct()
+            self.direct_program = (self._jitted, tuple(self.converters))
         return [cell[0] for cell in self.output_cells]
 
-    def _make_direct(self) -> Callable[..., list]:
+    def _make_direct(self) -> Callable[[], list]:
         names: dict[str, Any] = {"_jitted": self._jitted}
-        ins = ", ".join(f"a{k}" for k in range(len(self.input_cells)))
+        ins = []
+        for k, cell in enumerate(self.input_cells):
+            names[f"_c{k}"] = cell
+            ins.append(f"_c{k}[0]")
         outs = []
         for k, convert in enumerate(self.converters):
             if convert is None:
@@ -354,10 +361,9 @@ class JAXRunner:
             else:
                 names[f"_f{k}"] = convert
                 outs.append(f"_f{k}(r[{k}])")
-        body = "list(r)" if all(c is None for c in self.converters) else f"[{', '.join(outs)}]"
-        source = f"def direct_values({ins}):\n    r = _jitted({ins})\n    return {body}\n"
+        source = f"def run():\n    r = _jitted({', '.join(ins)})\n    return [{', '.join(outs)}]\n"
         exec(compile(source, "<arignote jax call>", "exec"), names)
-        return names["direct_values"]
+        return names["run"]
 
 
 class _Undonatable(Exception):

@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import sys
 import time
 from collections.abc import Callable
@@ -246,13 +247,17 @@ def _block(result: Any) -> Any:
 
 def _interleaved(calls: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
     """Seconds per call of each of ``calls``: the best over ``repeats`` rounds, each round
-    timing a loop of every implementation in turn, so that a change of the machine's load
-    weighs on all of them alike."""
+    timing a loop of every implementation in turn (in an order shuffled per round, so that
+    none is always first or always after the same one), so that a change of the machine's
+    load weighs on all of them alike."""
     numbers = {name: _calls_for(call) for name, call in calls.items()}
     best = dict.fromkeys(calls, float("inf"))
+    order = list(calls)
+    shuffle = random.Random(0).shuffle
     for _ in range(repeats):
-        for name, call in calls.items():
-            n = numbers[name]
+        shuffle(order)
+        for name in order:
+            call, n = calls[name], numbers[name]
             t0 = _clock()
             for _ in range(n):
                 call()

@@ -25,7 +25,9 @@ next call that updates the variable (PyTensor's ``borrow`` contract: a borrowed 
 overwritten by later calls). Values JAX cannot reuse are left alone: a NumPy value of the
 variable is copied to the device first (never overwritten), a buffer NumPy still reads is
 not donated (JAX's own check), and an update of another shape than its variable's is not
-donated (checked while tracing).
+donated (checked while tracing). Nothing is donated by a program that runs host code (a
+check that raises while the program runs, a SciPy function through a callback), so that a
+failed call leaves the shared values as they were, nor by one with static arguments.
 
 Static arguments: ``jax.jit`` traces with abstract values, so a node whose output *shape*
 depends on an input's value (``pt.zeros(n)`` with ``n`` an input) cannot be traced. When
@@ -210,6 +212,7 @@ class JAXRunner:
         self._device_cache: dict[int, tuple[Any, Any]] = {}
         self.donate_argnums: tuple[int, ...] = ()
         self._donated: frozenset[int] = frozenset()
+        self._donation_checked = False  # whether the program was checked for run-time failures
         self._jitted: Callable | None = None
         self._settled = False  # whether a call has traced successfully with the current argnums
         self._direct: Callable[[], list] | None = None  # see call_direct
@@ -252,10 +255,12 @@ class JAXRunner:
 
     def _jit(self) -> Callable:
         if self._jitted is None:
-            self.donate_argnums = tuple(sorted(k for k in self.donations if k not in self.static_argnums))
+            # (a static argument retraces per value: no donation then, see _may_fail)
+            self.donate_argnums = () if self.static_argnums else tuple(sorted(self.donations))
             self._donated = frozenset(self.donate_argnums)
+            self._traced_fn = self.traced_function()
             self._jitted = jax.jit(
-                self.traced_function(), static_argnums=self.static_argnums, donate_argnums=self.donate_argnums
+                self._traced_fn, static_argnums=self.static_argnums, donate_argnums=self.donate_argnums
             )
         return self._jitted
 
@@ -304,6 +309,14 @@ class JAXRunner:
         args = self._args()
         while True:
             try:
+                if self.donate_argnums and not self._donation_checked:
+                    # traced once here (jax.jit's cache keeps the trace for the call)
+                    plain = jax.jit(self._traced_fn, static_argnums=self.static_argnums)
+                    if _may_fail(plain.trace(*args).jaxpr.jaxpr):
+                        self.donations.clear()  # a failed call must leave the shared values
+                        self._jitted = None
+                        jitted = self._jit()
+                    self._donation_checked = True
                 results = jitted(*args)
                 break
             except _Undonatable as err:  # (raised while tracing: nothing was consumed)
@@ -364,6 +377,24 @@ class JAXRunner:
         source = f"def run():\n    r = _jitted({', '.join(ins)})\n    return [{', '.join(outs)}]\n"
         exec(compile(source, "<arignote jax call>", "exec"), names)
         return names["run"]
+
+
+#: primitives that run host code, which may raise while the program runs (a failed check)
+_HOST_PRIMITIVES = frozenset({"debug_callback", "pure_callback", "io_callback"})
+
+
+def _may_fail(jaxpr: Any) -> bool:
+    """Whether ``jaxpr`` (or one nested in it) calls host code, which may raise while the
+    program runs: donated buffers would then be lost with the call, so none are donated."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in _HOST_PRIMITIVES:
+            return True
+        for param in eqn.params.values():
+            for sub in param if isinstance(param, tuple | list) else (param,):
+                inner = getattr(sub, "jaxpr", sub)
+                if hasattr(inner, "eqns") and _may_fail(inner):
+                    return True
+    return False
 
 
 class _Undonatable(Exception):

@@ -1,6 +1,7 @@
 """What a call of a ``mode="JAX"`` function does around the compiled program: the generated
 plain call (inputs checked as on any call, the general path taking over when the call is not
-plain), the buffers of updated shared variables donated to the program, and fills of a
+plain), the buffers of updated shared variables donated to the program (not when a failed
+call would lose them), and fills of a
 batch's shape staged in the program rather than embedded as constants."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from arignote.compile.mode import Mode, get_mode  # noqa: E402
 from arignote.compile.plain_call import BUSY  # noqa: E402
 from arignote.link.jax import JAXLinker  # noqa: E402
 from arignote.link.jax.dispatch.graph import HOST_MAX_ELEMENTS  # noqa: E402
+from arignote.tensor.raising import Assert  # noqa: E402
 
 REFERENCE = Mode(linker="py", optimizer=None)
 DEVICE = Mode(JAXLinker(device_outputs=True), get_mode("JAX").query, name="JAX")
@@ -201,3 +203,20 @@ def test_large_fills_are_staged_not_embedded() -> None:
     runner = f.vm
     consts = jax.make_jaxpr(runner.traced_function())(*runner._args()).consts
     assert all(np.size(c) <= HOST_MAX_ELEMENTS for c in consts), [np.shape(c) for c in consts]
+
+
+def test_a_program_that_may_fail_donates_nothing() -> None:
+    """A check that fails while the program runs fails the call: the shared values must
+    be the ones from before it, so such a program gets no donated buffers."""
+    p = arignote.shared(np.ones(3), name="p")
+    x = pt.dscalar("x")
+    f = arignote.function(
+        [x], p.sum(), updates={p: p * Assert("x must be positive")(x, pt.gt(x, 0))}, mode="JAX"
+    )
+    assert [float(f(2.0)) for _ in range(2)] == [3.0, 6.0]
+    assert f.vm.donate_argnums == () and not f.vm.donations
+    with pytest.raises(Exception, match="x must be positive"):
+        f(-1.0)
+    np.testing.assert_array_equal(p.get_value(), np.full(3, 4.0))
+    assert float(f(0.5)) == 12.0
+    np.testing.assert_array_equal(p.get_value(), np.full(3, 2.0))

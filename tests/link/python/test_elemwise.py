@@ -19,7 +19,7 @@ import arignote.tensor as pt
 from arignote.graph.basic import Apply
 from arignote.graph.op import Op
 from arignote.link.python import has_fast_impl, impl_name, python_thunk, registered_ops
-from arignote.link.python.elemwise import _inplace_body
+from arignote.link.python.elemwise import _inplace_body, _resolve_inner, _softplus
 from arignote.scalar.composite import Composite
 from arignote.scalar.op import UnaryScalarOp, same_out
 from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
@@ -657,3 +657,25 @@ def test_equal_fused_ops_share_their_generated_body():
     got = f(v, w)
     np.testing.assert_allclose(got[0], np.exp(v) * 2 + 1)
     np.testing.assert_allclose(got[1], np.exp(w) * 2 + 1)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_softplus_in_a_fused_body_is_numpy_s_vectorised_formula(dtype):
+    x = pt.vector("x", dtype=dtype)
+    f = arignote.function([x], pt.softplus(x) * 2 + x, mode="FAST_RUN")
+    (node,) = f.maker.fgraph.toposort()
+    assert isinstance(node.op.scalar_op, Composite)
+    (inner,) = [n for n in node.op.scalar_op.body_nodes if isinstance(n.op, ps.Softplus)]
+    assert _resolve_inner(inner) == ("call", _softplus)
+    v = np.array([-800, -40, -1.5, -1e-8, 0, 1e-8, 0.3, 2, 40, 800, np.inf, -np.inf, np.nan], dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no overflow: exp only sees -|x|)
+        got = f(v)
+    with np.errstate(invalid="ignore"):  # (logaddexp warns on nan)
+        want = np.logaddexp(np.zeros((), dtype), v) * 2 + v
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=4 * np.finfo(dtype).eps, atol=0)
+    # written into a target (in place) too
+    out = np.empty_like(v)
+    assert _softplus(v, out=out) is out
+    np.testing.assert_array_equal(out, _softplus(v))

@@ -9,7 +9,7 @@ from typing import Any
 from arignote._gradient.terms import _match_dtype
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import disconnected_type, grad_undefined, is_disconnected
-from arignote.graph.op import Op
+from arignote.graph.op import PassThroughOp
 from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.shape import _zero_grad
 from arignote.tensor.ufuncs import clip
@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-class ViewOp(Op):
+class ViewOp(PassThroughOp):
     """Returns its input (a view of it); subclasses change only what the gradient does."""
 
     __props__ = ()
@@ -42,20 +42,6 @@ class ViewOp(Op):
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         output_storage[0][0] = inputs[0]
-
-    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
-        return [shapes[0]]
-
-    def pullback(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
-    ) -> list:
-        return [output_grads[0]]
-
-    def pushforward(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Any]
-    ) -> list:
-        t = tangents[0]
-        return [disconnected_type() if t is None else t]
 
 
 class ZeroGrad(ViewOp):

@@ -24,7 +24,7 @@ from arignote.assumptions.core import (
 )
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.fg import FunctionGraph
-from arignote.graph.op import Op
+from arignote.graph.op import PassThroughOp
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.rewriting.basic import register_canonicalize
@@ -34,7 +34,7 @@ __all__ = ["SpecifyAssumptions", "assume", "drain_specify_assumptions", "specify
 _KEYS = {key.name: key for key in ALL_KEYS}
 
 
-class SpecifyAssumptions(Op):
+class SpecifyAssumptions(PassThroughOp):
     """``x`` unchanged, with declared facts: ``assumptions`` is a tuple of ``(key name,
     FactState)`` pairs sorted by name (equal declarations are equal Ops, so their nodes
     merge). Its gradient passes straight through."""
@@ -68,19 +68,6 @@ class SpecifyAssumptions(Op):
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         output_storage[0][0] = inputs[0]
-
-    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
-        return [shapes[0]]
-
-    def pullback(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
-    ) -> list:
-        return [output_grads[0]]
-
-    def pushforward(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], eval_points: Sequence[Variable]
-    ) -> list:
-        return [eval_points[0]]
 
 
 def specify_assumption_rule(

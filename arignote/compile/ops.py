@@ -22,7 +22,7 @@ import numpy as np
 from arignote._gradient.ops import ViewOp
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import grad_not_implemented
-from arignote.graph.op import Op
+from arignote.graph.op import Op, PassThroughOp
 from arignote.graph.type import Type
 from arignote.tensor.conversion import as_tensor_variable
 
@@ -39,7 +39,7 @@ __all__ = [
 view_op = ViewOp()
 
 
-class DeepCopyOp(Op):
+class DeepCopyOp(PassThroughOp):
     """A copy of its input (never a view of it, so the copy may be modified or kept)."""
 
     __props__ = ()
@@ -52,19 +52,6 @@ class DeepCopyOp(Op):
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         (x,) = inputs
         output_storage[0][0] = x.copy() if hasattr(x, "copy") else copy.deepcopy(x)
-
-    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
-        return [shapes[0]]
-
-    def pullback(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
-    ) -> list:
-        return [output_grads[0]]
-
-    def pushforward(
-        self, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Any]
-    ) -> list:
-        return [tangents[0]]
 
 
 deep_copy_op = DeepCopyOp()

@@ -31,9 +31,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from arignote.graph.basic import Apply, Variable
+from arignote.graph.null_type import disconnected_type
 from arignote.graph.utils import MetaObject
 
-__all__ = ["HasInnerGraph", "Op", "ThunkType", "has_own_thunk"]
+__all__ = ["HasInnerGraph", "Op", "PassThroughOp", "ThunkType", "has_own_thunk"]
 
 ThunkType = Callable[[], None]
 StorageMapType = dict
@@ -308,6 +309,27 @@ class Op(MetaObject):
 
     def __repr__(self) -> str:
         return str(self)
+
+
+class PassThroughOp(Op):
+    """Base of the Ops whose one output holds their one input's value (itself, a view or a
+    copy of it, with a gradient rule or declared facts of their own): the shape is the
+    input's, and gradients and tangents pass straight through (a missing tangent is a
+    disconnected one). Subclasses define ``make_node`` and ``perform``."""
+
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
+        return [shapes[0]]
+
+    def pullback(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], output_grads: Sequence[Variable]
+    ) -> list:
+        return [output_grads[0]]
+
+    def pushforward(
+        self, inputs: Sequence[Variable], outputs: Sequence[Variable], tangents: Sequence[Any]
+    ) -> list:
+        t = tangents[0]
+        return [disconnected_type() if t is None else t]
 
 
 def has_own_thunk(op: Any) -> bool:

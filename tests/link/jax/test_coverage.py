@@ -32,6 +32,9 @@ EXCEPTIONS: dict[str, str] = {
     "arignote.tensor.random.op.RNGConsumerOp": "base of the random variables (each registered)",
     "arignote.tensor.sort._SortBase": "abstract base of SortOp, ArgSortOp, PermuteAlongAxis (each registered)",
     "arignote.tensor.special._SoftmaxBase": "abstract base of Softmax and LogSoftmax (each registered)",
+    "arignote.graph.op.PassThroughOp": (
+        "base of ViewOp and DeepCopyOp (each registered) and of SpecifyAssumptions (an exception of its own)"
+    ),
 }
 
 
@@ -59,4 +62,5 @@ def test_the_exceptions_are_not_stale() -> None:
         assert not done, f"{done} have a JAX implementation now: drop them from EXCEPTIONS"
         if not key.endswith(".*"):  # a base: each of its subclasses is registered
             subs = [c for c in subclasses(classes[key]) if c.__module__.startswith("arignote.")]
-            assert all(registered(c) for c in subs), f"{key}: not every subclass is registered"
+            covered = [registered(c) or _excepted(f"{c.__module__}.{c.__qualname__}") for c in subs]
+            assert all(covered), f"{key}: a subclass is neither registered nor an exception"

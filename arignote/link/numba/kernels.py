@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Apply, Constant, Variable
-from arignote.link.numba.scalar_math import TANH_NAME, helpers_for
+from arignote.link.numba.scalar_math import TANH_NAME, helpers_for, libm_where_long
 from arignote.scalar import basic as psb
 from arignote.scalar import special as pss
 from arignote.scalar.composite import Composite
@@ -339,7 +339,7 @@ def _array_type(dtype: str, ndim: int, c_contiguous: bool) -> str:
 def _with_helpers(lines: list[str]) -> str:
     """The module's text, with the definitions of the :mod:`scalar_math` functions it calls
     after its imports."""
-    body = "\n".join(lines[4:]) + "\n"
+    body = libm_where_long("\n".join(lines[4:]) + "\n")
     return "\n".join([*lines[:4], *(text + "\n\n" for text in helpers_for(body))]) + body
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["TANH", "TANH_NAME", "helpers_for"]
+__all__ = ["INLINE_MAX", "TANH", "TANH_NAME", "helpers_for", "libm_where_long"]
 
 TANH_NAME = "_arignote_tanh"
 
@@ -53,7 +53,25 @@ def {TANH_NAME}(x):
 
 _ALL = {TANH_NAME: TANH}
 
+#: libm's function for each of this module's, where a source calls ours too often
+_LIBM = {TANH_NAME: "np.tanh"}
+
+#: calls of one arithmetic helper a source may inline: each copy is some forty Numba IR
+#: statements with branches, and Numba's data-flow analyses grow faster than linearly in a
+#: function's size (a fused chain of 170 tanh took minutes to compile, 60 took 26 s, 8
+#: about 1.5 s). A body that long spends little of its time in the call it saves.
+INLINE_MAX = 8
+
 
 def helpers_for(source: str) -> list[str]:
     """The definitions of the functions of this module that ``source`` calls, in order."""
     return [text for name, text in _ALL.items() if f"{name}(" in source]
+
+
+def libm_where_long(source: str) -> str:
+    """``source`` with the calls of a function of this module made libm's where it has more
+    than :data:`INLINE_MAX` of them (see there)."""
+    for name, libm in _LIBM.items():
+        if source.count(f"{name}(") > INLINE_MAX:
+            source = source.replace(f"{name}(", f"{libm}(")
+    return source

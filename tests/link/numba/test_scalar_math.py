@@ -13,7 +13,7 @@ import pytest
 import arignote
 import arignote.tensor as pt
 from arignote.link.numba.kernels import plan_node
-from arignote.link.numba.scalar_math import TANH, TANH_NAME, helpers_for
+from arignote.link.numba.scalar_math import INLINE_MAX, TANH, TANH_NAME, helpers_for, libm_where_long
 
 numba = pytest.importorskip("numba")
 
@@ -101,3 +101,21 @@ def test_generated_loops_use_it_in_both_tiers():
     fused = [n for n in f.maker.fgraph.toposort() if plan_node(n) is not None]
     assert fused and all(TANH in plan_node(n).source for n in fused)
     assert helpers_for("y = x + 1") == []
+
+
+def test_a_long_body_calls_libm_instead_of_inlining_many_copies():
+    """Each inlined copy is forty Numba IR statements: a fused chain of many tanh inlined
+    took minutes to compile, so past INLINE_MAX calls a body calls libm's."""
+    few = "\n".join(f"v = {TANH_NAME}(v)" for _ in range(INLINE_MAX))
+    assert libm_where_long(few) == few and helpers_for(libm_where_long(few)) == [TANH]
+    many = few + f"\nv = {TANH_NAME}(v)"
+    assert (
+        TANH_NAME not in libm_where_long(many) and libm_where_long(many).count("np.tanh(") == INLINE_MAX + 1
+    )
+    x = pt.dvector("x")
+    y = x
+    for _ in range(3 * INLINE_MAX):
+        y = pt.tanh(y * 0.9 + 0.1)
+    (node,) = [n for n in arignote.function([x], y).maker.fgraph.toposort() if plan_node(n) is not None]
+    source = plan_node(node).source
+    assert TANH_NAME not in source and source.count("np.tanh(") == 3 * INLINE_MAX

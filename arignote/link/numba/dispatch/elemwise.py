@@ -25,7 +25,7 @@ from arignote.link.numba.dispatch.basic import (
     shape_tuple,
 )
 from arignote.link.numba.kernels import _as_body, _body_lines
-from arignote.link.numba.scalar_math import helpers_for
+from arignote.link.numba.scalar_math import helpers_for, libm_where_long
 from arignote.scalar import basic as psb
 from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
 
@@ -95,7 +95,8 @@ def elemwise_reducing(node: Apply, reduced: dict[int, Apply]) -> NumbaImpl:
         lines += body
         rets = [f"{nb_dtype(d)}({o})" for d, o in zip(odts, outs)]
         lines.append(f"    return {rets[0] if len(rets) == 1 else ', '.join(rets)}")
-        return NumbaImpl("\n".join(lines) + "\n", tuple(consts), tuple(helpers_for("\n".join(body))))
+        source = libm_where_long("\n".join(lines) + "\n")
+        return NumbaImpl(source, tuple(consts), tuple(helpers_for(source)))
     lengths = _lengths(node, ins, ndim, lines, "Elemwise")
     shape = shape_tuple(lengths)
     loop = [f"j{d}" for d in range(ndim)]
@@ -140,7 +141,8 @@ def elemwise_reducing(node: Apply, reduced: dict[int, Apply]) -> NumbaImpl:
         else:
             lines.append(f"{indent}o{j}[{', '.join(loop)}] = {name}")
     lines.append(f"    return {', '.join(rets)}")
-    return NumbaImpl("\n".join(lines) + "\n", tuple(consts), tuple(helpers_for("\n".join(body))))
+    source = libm_where_long("\n".join(lines) + "\n")
+    return NumbaImpl(source, tuple(consts), tuple(helpers_for(source)))
 
 
 @numba_funcify.register(DimShuffle)

@@ -114,9 +114,7 @@ def test_the_environment_variable(monkeypatch, raw, want):
         assert bt._default_limit() == want
 
 
-def test_the_default_is_one_thread_on_two_cpus_and_no_limit_on_more(monkeypatch):
+def test_the_default_is_no_limit(monkeypatch):
+    # (on a quiet 2-core machine the library's own 2 threads made an MLP step 3.3 ms, 1 made it 5.5)
     monkeypatch.delenv("ARIGNOTE_BLAS_THREADS", raising=False)
-    monkeypatch.setattr(bt.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    assert bt._default_limit() == 1
-    monkeypatch.setattr(bt.os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
     assert bt._default_limit() is None

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from arignote.assumptions.core import (
+    ALL_KEYS,
     DIAGONAL,
     LOWER_TRIANGULAR,
     ORTHOGONAL,
@@ -37,16 +38,6 @@ from arignote.tensor.shape import SpecifyShape
 __all__: list[str] = []
 
 T, U = FactState.TRUE, FactState.UNKNOWN
-_ALL = (
-    DIAGONAL,
-    LOWER_TRIANGULAR,
-    UPPER_TRIANGULAR,
-    SYMMETRIC,
-    POSITIVE_DEFINITE,
-    ORTHOGONAL,
-    SELECTION,
-    PERMUTATION,
-)
 #: the transpose of a matrix with this property has the property in the value
 _TRANSPOSED = {
     DIAGONAL: DIAGONAL,
@@ -100,7 +91,7 @@ def _dimshuffle_rule(
     return [U]
 
 
-for _key in _ALL:
+for _key in ALL_KEYS:
     register_assumption(_key, DimShuffle)(_dimshuffle_rule)
 
 
@@ -149,7 +140,7 @@ def _elemwise_rule(
     return [U]
 
 
-for _key in _ALL:
+for _key in ALL_KEYS:
     register_assumption(_key, Elemwise)(_elemwise_rule)
 
 
@@ -176,7 +167,7 @@ def _product_rule(key: AssumptionKey, op: Any, feature: Any, fgraph: Any, node: 
     return [U]
 
 
-for _key in _ALL:
+for _key in ALL_KEYS:
     register_assumption(_key, Dot, MatMul)(_product_rule)
 
 
@@ -197,7 +188,7 @@ def _eye_rule(key: AssumptionKey, op: Eye, feature: Any, fgraph: Any, node: Appl
     return [true_if(square)]
 
 
-for _key in _ALL:
+for _key in ALL_KEYS:
     register_assumption(_key, Eye)(_eye_rule)
 
 
@@ -223,7 +214,7 @@ def _inverse_rule(key: AssumptionKey, op: Any, feature: Any, fgraph: Any, node: 
     return [true_if(key != SELECTION and states[0] == T)]
 
 
-for _key in _ALL:
+for _key in ALL_KEYS:
     register_assumption(_key, MatrixInverse)(_inverse_rule)
 
 
@@ -237,5 +228,5 @@ def _blockwise_rule(
     return fn(key, op.core_op, feature, fgraph, node, states)
 
 
-for _key in _ALL:
+for _key in ALL_KEYS:
     register_assumption(_key, Blockwise)(_blockwise_rule)

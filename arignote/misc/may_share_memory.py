@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse
+
+from arignote.lazy import loaded_module
 
 __all__ = ["may_share_memory"]
 
@@ -13,7 +14,8 @@ __all__ = ["may_share_memory"]
 def _buffers(value: Any) -> list[np.ndarray] | None:
     if isinstance(value, np.ndarray):
         return [value]
-    if scipy.sparse.issparse(value):
+    sparse = loaded_module("scipy.sparse")  # (no sparse matrix exists before it is imported)
+    if sparse is not None and sparse.issparse(value):
         return [getattr(value, name) for name in ("data", "indices", "indptr") if hasattr(value, name)]
     return None
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import scipy.special as sp
-
 from arignote.graph.basic import Variable
+from arignote.lazy import LazyAttribute
 from arignote.scalar.basic import (
     FloatUnary,
     _chain,
@@ -74,7 +73,7 @@ class _Bessel(_SciPyImpl):
 class Jv(_Bessel, ScalarOp):
     """The Bessel function of the first kind ``J_v(x)`` of real order ``v``."""
 
-    ufunc = sp.jv
+    ufunc = LazyAttribute("scipy.special", "jv")
 
     def derivative(self, v: Variable, x: Variable, out: Variable) -> Variable:
         # J_v' = (J_(v-1) - J_(v+1)) / 2
@@ -84,7 +83,7 @@ class Jv(_Bessel, ScalarOp):
 class Iv(_Bessel, ScalarOp):
     """The modified Bessel function of the first kind ``I_v(x)`` of real order ``v``."""
 
-    ufunc = sp.iv
+    ufunc = LazyAttribute("scipy.special", "iv")
 
     def derivative(self, v: Variable, x: Variable, out: Variable) -> Variable:
         # I_v' = (I_(v-1) + I_(v+1)) / 2
@@ -95,7 +94,7 @@ class Ive(_Bessel, ScalarOp):
     """``ive(v, x) = iv(v, x) * exp(-|Re x|)``, which neither overflows nor underflows for
     large ``|x|``."""
 
-    ufunc = sp.ive
+    ufunc = LazyAttribute("scipy.special", "ive")
 
     def L_op(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], grads: Sequence[Variable]
@@ -117,7 +116,7 @@ class Ive(_Bessel, ScalarOp):
 class Kv(_Bessel, ScalarOp):
     """The modified Bessel function of the second kind ``K_v(x)`` of real order ``v``."""
 
-    ufunc = sp.kv
+    ufunc = LazyAttribute("scipy.special", "kv")
 
     def derivative(self, v: Variable, x: Variable, out: Variable) -> Variable:
         # K_v' = -(K_(v-1) + K_(v+1)) / 2
@@ -127,7 +126,7 @@ class Kv(_Bessel, ScalarOp):
 class Kve(_Bessel, ScalarOp):
     """``kve(v, x) = kv(v, x) * exp(x)``, which does not underflow for large ``x``."""
 
-    ufunc = sp.kve
+    ufunc = LazyAttribute("scipy.special", "kve")
 
     def derivative(self, v: Variable, x: Variable, out: Variable) -> Variable:
         # (K_v e^x)' = K_v' e^x + K_v e^x = kve(v, x) - (kve(v-1, x) + kve(v+1, x)) / 2
@@ -158,7 +157,7 @@ def _over_x_at_0(f0: Variable, f1: Variable, x: Variable, zero_value: float) -> 
 
 
 class I0(FloatUnary):
-    ufunc = sp.i0
+    ufunc = LazyAttribute("scipy.special", "i0")
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
         (x,) = inputs
@@ -167,7 +166,7 @@ class I0(FloatUnary):
 
 
 class I1(FloatUnary):
-    ufunc = sp.i1
+    ufunc = LazyAttribute("scipy.special", "i1")
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
         (x,) = inputs
@@ -177,7 +176,7 @@ class I1(FloatUnary):
 
 
 class J0(FloatUnary):
-    ufunc = sp.j0
+    ufunc = LazyAttribute("scipy.special", "j0")
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
         (x,) = inputs
@@ -186,7 +185,7 @@ class J0(FloatUnary):
 
 
 class J1(FloatUnary):
-    ufunc = sp.j1
+    ufunc = LazyAttribute("scipy.special", "j1")
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
         (x,) = inputs

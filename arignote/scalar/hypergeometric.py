@@ -8,14 +8,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import scipy.special as sp
 
 from arignote.graph.basic import Variable
 from arignote.graph.null_type import grad_not_implemented
+from arignote.lazy import LazyAttribute, LazyModule
 from arignote.scalar.basic import _chain, _in_precision, add, mul, neg, true_div
 from arignote.scalar.incomplete import _MAX_STEPS, _TOL, _richardson
 from arignote.scalar.op import ScalarOp
 from arignote.scalar.scipy_impl import _out_dtypes, _real_params_complex_arg, _SciPyImpl
+
+# SciPy is imported on first use (see arignote.lazy)
+sp = LazyModule("scipy.special")
 
 __all__ = [
     "Hyp2F1",
@@ -174,7 +177,7 @@ class Hyp2F1(_SciPyImpl, ScalarOp):
     n!`` (analytically continued; real ``a, b, c``, real or complex ``z``)."""
 
     nin = 4
-    ufunc = sp.hyp2f1
+    ufunc = LazyAttribute("scipy.special", "hyp2f1")
 
     def L_op(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], grads: Sequence[Variable]

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import scipy.special as sp
 
 from arignote.graph.basic import Variable
 from arignote.graph.null_type import grad_not_implemented
+from arignote.lazy import LazyAttribute, LazyModule
 from arignote.scalar.basic import (
     _const,
     _in_precision,
@@ -37,6 +37,9 @@ from arignote.scalar.basic import (
 from arignote.scalar.op import ScalarOp, upgrade_to_float_no_complex
 from arignote.scalar.scipy_impl import _Float64Impl, _SciPyImpl
 from arignote.scalar.special import FloatNary, _float_args, gamma, gammaln, psi, xlogy0
+
+# SciPy is imported on first use (see arignote.lazy)
+sp = LazyModule("scipy.special")
 
 __all__ = [
     "betainc_dab",
@@ -466,7 +469,7 @@ class GammaInc(FloatNary):
     """The regularized lower incomplete gamma function ``P(k, x)``."""
 
     nin = 2
-    ufunc = sp.gammainc
+    ufunc = LazyAttribute("scipy.special", "gammainc")
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
         (g,) = output_grads
@@ -478,7 +481,7 @@ class GammaIncC(FloatNary):
     """The regularized upper incomplete gamma function ``Q(k, x)``."""
 
     nin = 2
-    ufunc = sp.gammaincc
+    ufunc = LazyAttribute("scipy.special", "gammaincc")
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
         (g,) = output_grads
@@ -523,7 +526,7 @@ class BetaInc(FloatNary):
     """The regularized incomplete beta function ``I_x(a, b)`` (arguments ``a, b, x``)."""
 
     nin = 3
-    ufunc = sp.betainc
+    ufunc = LazyAttribute("scipy.special", "betainc")
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
         (g,) = output_grads
@@ -651,7 +654,7 @@ class GammaIncInv(_SciPyImpl, ScalarOp):
     """The inverse in ``x`` of ``gammainc(k, x)``: ``y`` with ``gammainc(k, y) == p``."""
 
     nin = 2
-    ufunc = sp.gammaincinv
+    ufunc = LazyAttribute("scipy.special", "gammaincinv")
     sign = 1
 
     def L_op(
@@ -669,7 +672,7 @@ class GammaIncInv(_SciPyImpl, ScalarOp):
 class GammaIncCInv(GammaIncInv):
     """The inverse in ``x`` of ``gammaincc(k, x)``: ``y`` with ``gammaincc(k, y) == q``."""
 
-    ufunc = sp.gammainccinv
+    ufunc = LazyAttribute("scipy.special", "gammainccinv")
     sign = -1
 
 
@@ -677,7 +680,7 @@ class BetaIncInv(_SciPyImpl, ScalarOp):
     """The inverse in ``x`` of ``betainc(a, b, x)``: ``y`` with ``betainc(a, b, y) == p``."""
 
     nin = 3
-    ufunc = sp.betaincinv
+    ufunc = LazyAttribute("scipy.special", "betaincinv")
 
     def L_op(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], grads: Sequence[Variable]

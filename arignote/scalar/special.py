@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import scipy.special as sp
 
 from arignote.graph.basic import Variable
 from arignote.graph.null_type import grad_not_implemented, grad_undefined
+from arignote.lazy import LazyAttribute, LazyModule
 from arignote.scalar.basic import (
     FloatUnary,
     _chain,
@@ -43,6 +43,9 @@ from arignote.scalar.basic import expm1 as _expm1
 from arignote.scalar.op import ScalarOp, float_dtype_for, upgrade_to_float, upgrade_to_float_no_complex
 from arignote.scalar.scipy_impl import _Float64Impl, _half
 from arignote.scalar.type import ScalarType, complex_types, get_scalar_type, upcast
+
+# SciPy is imported on first use (see arignote.lazy)
+sp = LazyModule("scipy.special")
 
 __all__ = [
     "Erf",
@@ -98,7 +101,7 @@ class FloatNary(ScalarOp):
 
 
 class Erf(FloatUnary):
-    ufunc = sp.erf
+    ufunc = LazyAttribute("scipy.special", "erf")
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
         (x,) = inputs
@@ -107,7 +110,7 @@ class Erf(FloatUnary):
 
 
 class Erfc(FloatUnary):
-    ufunc = sp.erfc
+    ufunc = LazyAttribute("scipy.special", "erfc")
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
         (x,) = inputs
@@ -118,7 +121,7 @@ class Erfc(FloatUnary):
 class Erfcx(FloatUnary):
     """``exp(x**2) * erfc(x)``, accurate where ``erfc`` underflows."""
 
-    ufunc = sp.erfcx
+    ufunc = LazyAttribute("scipy.special", "erfcx")
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
         (x,) = inputs
@@ -128,7 +131,7 @@ class Erfcx(FloatUnary):
 
 
 class Erfinv(FloatUnary):
-    ufunc = sp.erfinv
+    ufunc = LazyAttribute("scipy.special", "erfinv")
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
         (x,) = inputs
@@ -137,7 +140,7 @@ class Erfinv(FloatUnary):
 
 
 class Erfcinv(FloatUnary):
-    ufunc = sp.erfcinv
+    ufunc = LazyAttribute("scipy.special", "erfcinv")
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
         (x,) = inputs
@@ -146,7 +149,7 @@ class Erfcinv(FloatUnary):
 
 
 class Gamma(FloatUnary):
-    ufunc = sp.gamma
+    ufunc = LazyAttribute("scipy.special", "gamma")
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
         (x,) = inputs
@@ -157,7 +160,7 @@ class Gamma(FloatUnary):
 class GammaLn(FloatUnary):
     """``log|gamma(x)|``."""
 
-    ufunc = sp.gammaln
+    ufunc = LazyAttribute("scipy.special", "gammaln")
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
         (x,) = inputs
@@ -168,7 +171,7 @@ class GammaLn(FloatUnary):
 class Psi(FloatUnary):
     """The digamma function, ``d/dx log gamma(x)``."""
 
-    ufunc = sp.psi
+    ufunc = LazyAttribute("scipy.special", "psi")
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
         (x,) = inputs
@@ -234,7 +237,7 @@ class PolyGamma(ScalarOp):
 class Sigmoid(FloatUnary):
     """``1 / (1 + exp(-x))`` without overflow."""
 
-    ufunc = sp.expit
+    ufunc = LazyAttribute("scipy.special", "expit")
 
     def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list:
         (x,) = inputs
@@ -298,7 +301,7 @@ class XLogY0(FloatNary):
     """
 
     nin = 2
-    ufunc = sp.xlogy
+    ufunc = LazyAttribute("scipy.special", "xlogy")
 
     def impl(self, x: Any, y: Any) -> Any:
         x, y = np.asarray(x), np.asarray(y)
@@ -357,7 +360,7 @@ xlogy0 = XLogY0(_xlogy0_out, name="xlogy0")
 class OwensT(_Float64Impl, ScalarOp):
     """Owen's T function ``T(h, a) = 1/(2 pi) int_0^a exp(-h**2 (1 + t**2) / 2) / (1 + t**2) dt``."""
 
-    ufunc = sp.owens_t
+    ufunc = LazyAttribute("scipy.special", "owens_t")
 
     def L_op(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], grads: Sequence[Variable]

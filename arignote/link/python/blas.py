@@ -36,15 +36,18 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.linalg import blas as scipy_blas
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
+from arignote.lazy import LazyModule
 from arignote.link.python.blas_threads import limited_call
 from arignote.link.python.dispatch import accepts_plain, register_python_thunk
 from arignote.link.python.elemwise import _done_flags, _with_attrs
 from arignote.tensor.gemm import BLAS_DTYPES, Gemm, Gemv, Ger
 from arignote.tensor.products import Dot
+
+# imported when a thunk first runs a product (see arignote.lazy)
+scipy_blas = LazyModule("scipy.linalg.blas")
 
 __all__ = ["dot_thunk", "gemm_thunk", "gemv_thunk", "ger_thunk"]
 

@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import disconnected_type, grad_not_implemented, is_disconnected
 from arignote.graph.op import Op
+from arignote.lazy import LazyModule
 from arignote.tensor.alloc import eye, tril, triu, zeros_like
 from arignote.tensor.join import concatenate, split
 from arignote.tensor.linalg.operands import (
@@ -50,6 +50,9 @@ from arignote.tensor.ranges import arange
 from arignote.tensor.shape import _grad_like
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import cast, eq, minimum, switch
+
+# imported on first use (see arignote.lazy)
+scipy_linalg = LazyModule("scipy.linalg")
 
 __all__ = [
     "Cholesky",
@@ -170,7 +173,7 @@ class Eigh(Op):
         check_square_value(a, "Eigh", "a")
         w_dtype, v_dtype = (o.type.numpy_dtype for o in node.outputs)
         if a.size:
-            w, v = scipy.linalg.eigh(
+            w, v = scipy_linalg.eigh(
                 a.astype(v_dtype, copy=False), lower=self.lower, driver=self.driver, check_finite=False
             )
         else:
@@ -410,7 +413,7 @@ class QR(Op):
         if a.ndim != 2:
             raise ValueError(f"QR: the input must be a matrix, got an array of shape {a.shape}")
         work = lapack_dtype(a.dtype)
-        result = scipy.linalg.qr(
+        result = scipy_linalg.qr(
             a.astype(work, copy=False), mode=self.mode, pivoting=self.pivoting, check_finite=False
         )
         if self.mode == "r":
@@ -544,7 +547,7 @@ class Cholesky(Op):
             if self.check_finite:
                 raise ValueError(f"Cholesky: the input (shape {x.shape}) contains NaN or infinity")
         try:
-            out = scipy.linalg.cholesky(x, lower=self.lower, check_finite=False) if x.size else x.copy()
+            out = scipy_linalg.cholesky(x, lower=self.lower, check_finite=False) if x.size else x.copy()
         except np.linalg.LinAlgError as err:
             if self.on_error == "raise":
                 raise np.linalg.LinAlgError(
@@ -633,7 +636,7 @@ class Eigvalsh(Op):
         check_square_value(a, "Eigvalsh", "a")
         dtype = node.outputs[0].type.numpy_dtype
         if a.size:
-            w = scipy.linalg.eigh(a, lower=self.lower, eigvals_only=True, check_finite=False)
+            w = scipy_linalg.eigh(a, lower=self.lower, eigvals_only=True, check_finite=False)
         else:
             w = np.zeros(0)
         output_storage[0][0] = np.asarray(w, dtype=dtype)

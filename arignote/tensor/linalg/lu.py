@@ -19,17 +19,20 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
+from arignote.lazy import LazyModule
 from arignote.tensor.alloc import tril, triu, zeros_like
 from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.linalg.operands import eye_like, lapack_dtype, mT
 from arignote.tensor.linalg.solve import solve_triangular
 from arignote.tensor.products import dot
 from arignote.tensor.type import TensorType
+
+# imported on first use (see arignote.lazy)
+scipy_linalg = LazyModule("scipy.linalg")
 
 __all__ = ["LU", "LUFactor", "PivotToPermutations", "lu", "lu_factor", "lu_solve", "pivot_to_permutation"]
 
@@ -88,7 +91,7 @@ class LU(Op):
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         (a,) = inputs
-        res = scipy.linalg.lu(a, permute_l=self.permute_l, p_indices=self.p_indices)
+        res = scipy_linalg.lu(a, permute_l=self.permute_l, p_indices=self.p_indices)
         for cell, value, out in zip(output_storage, res, node.outputs):
             cell[0] = np.asarray(value, dtype=out.type.dtype)
 
@@ -148,7 +151,7 @@ class LUFactor(Op):
         return Apply(self, [a], [TensorType(dtype, (n, n))(), TensorType("int32", (n,))()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
-        lu_, piv = scipy.linalg.lu_factor(inputs[0])
+        lu_, piv = scipy_linalg.lu_factor(inputs[0])
         output_storage[0][0] = np.asarray(lu_, dtype=node.outputs[0].type.dtype)
         output_storage[1][0] = np.asarray(piv, dtype="int32")
 

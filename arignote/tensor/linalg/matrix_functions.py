@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
+from arignote.lazy import LazyModule
 from arignote.tensor.alloc import eye, zeros_like
 from arignote.tensor.axes import expand_dims, moveaxis, squeeze
 from arignote.tensor.conversion import as_tensor_variable
@@ -41,6 +41,9 @@ from arignote.tensor.shape import _grad_like
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import abs as abs_
 from arignote.tensor.ufuncs import cast, neq, sqrt
+
+# imported on first use (see arignote.lazy)
+scipy_linalg = LazyModule("scipy.linalg")
 
 __all__ = ["Expm", "expm", "matrix_dot", "matrix_power", "norm", "trace"]
 
@@ -72,7 +75,7 @@ class Expm(Op):
         (a,) = inputs
         check_square_value(a, "Expm", "a")
         dtype = node.outputs[0].type.numpy_dtype
-        output_storage[0][0] = np.asarray(scipy.linalg.expm(a.astype(dtype, copy=False)), dtype=dtype)
+        output_storage[0][0] = np.asarray(scipy_linalg.expm(a.astype(dtype, copy=False)), dtype=dtype)
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
         return [shapes[0]]

@@ -27,11 +27,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import is_disconnected
 from arignote.graph.op import Op
+from arignote.lazy import LazyModule
 from arignote.tensor.alloc import zeros_like
 from arignote.tensor.linalg.composed import solve_discrete_lyapunov
 from arignote.tensor.linalg.operands import (
@@ -49,6 +49,9 @@ from arignote.tensor.linalg.operands import (
 from arignote.tensor.linalg.solve import solve
 from arignote.tensor.products import dot
 from arignote.tensor.type import TensorType
+
+# imported on first use (see arignote.lazy)
+scipy_linalg = LazyModule("scipy.linalg")
 
 __all__ = ["SolveDiscreteARE", "solve_discrete_are"]
 
@@ -94,7 +97,7 @@ class SolveDiscreteARE(Op):
                 f"A {a.shape}, B {b.shape}, Q {q.shape}, R {r.shape}"
             )
         dtype = node.outputs[0].type.numpy_dtype
-        output_storage[0][0] = np.asarray(scipy.linalg.solve_discrete_are(a, b, q, r), dtype=dtype)
+        output_storage[0][0] = np.asarray(scipy_linalg.solve_discrete_are(a, b, q, r), dtype=dtype)
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
         return [shapes[0]]

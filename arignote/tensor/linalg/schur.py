@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import grad_not_implemented
 from arignote.graph.op import Op
+from arignote.lazy import LazyModule
 from arignote.tensor.linalg.operands import (
     apply_core,
     as_core,
@@ -40,6 +40,9 @@ from arignote.tensor.linalg.operands import (
     square_length,
 )
 from arignote.tensor.type import TensorType
+
+# imported on first use (see arignote.lazy)
+scipy_linalg = LazyModule("scipy.linalg")
 
 __all__ = ["QZ", "Schur", "ordqz", "qz", "schur"]
 
@@ -89,7 +92,7 @@ class Schur(Op):
         (a,) = inputs
         check_square_value(a, "schur", "A")
         dtype = node.outputs[0].type.numpy_dtype
-        res = scipy.linalg.schur(a.astype(dtype, copy=False), output=self.output, sort=self.sort)
+        res = scipy_linalg.schur(a.astype(dtype, copy=False), output=self.output, sort=self.sort)
         output_storage[0][0] = np.asarray(res[0], dtype=dtype)
         output_storage[1][0] = np.asarray(res[1], dtype=dtype)
 
@@ -150,11 +153,11 @@ class QZ(Op):
         a, b = a.astype(dtype, copy=False), b.astype(dtype, copy=False)
         output = "complex" if self.complex_output else "real"
         if self.sort is None and not self.return_eigenvalues:
-            res = scipy.linalg.qz(a, b, output=output)
+            res = scipy_linalg.qz(a, b, output=output)
         else:
             # ordqz needs a selection: with no sort, none is moved (the order qz gives)
             sort = self.sort if self.sort is not None else (lambda alpha, beta: np.zeros(alpha.shape, bool))
-            aa, bb, alpha, beta, q, z = scipy.linalg.ordqz(a, b, sort=sort, output=output)
+            aa, bb, alpha, beta, q, z = scipy_linalg.ordqz(a, b, sort=sort, output=output)
             res = (aa, bb, alpha, beta, q, z) if self.return_eigenvalues else (aa, bb, q, z)
         for cell, value, out in zip(output_storage, res, node.outputs):
             cell[0] = np.asarray(value, dtype=out.type.numpy_dtype)

@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
+from arignote.lazy import LazyModule
 from arignote.tensor.alloc import tril, triu
 from arignote.tensor.linalg.operands import (
     _fmt,
@@ -43,6 +43,9 @@ from arignote.tensor.products import dot, outer
 from arignote.tensor.shape import _grad_like
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import conj
+
+# imported on first use (see arignote.lazy)
+scipy_linalg = LazyModule("scipy.linalg")
 
 __all__ = ["CholeskySolve", "Solve", "SolveBase", "SolveTriangular", "cho_solve", "solve", "solve_triangular"]
 
@@ -216,7 +219,7 @@ class Solve(SolveBase):
         self.assume_a = _ASSUME_A[key]
 
     def _solve(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return scipy.linalg.solve(a, b, lower=self.lower, assume_a=self.assume_a, check_finite=False)
+        return scipy_linalg.solve(a, b, lower=self.lower, assume_a=self.assume_a, check_finite=False)
 
     def _symmetric(self) -> bool:
         return self.assume_a in ("sym", "her", "pos")
@@ -264,7 +267,7 @@ class SolveTriangular(SolveBase):
         self.unit_diagonal = bool(unit_diagonal)
 
     def _solve(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return scipy.linalg.solve_triangular(
+        return scipy_linalg.solve_triangular(
             a, b, lower=self.lower, unit_diagonal=self.unit_diagonal, check_finite=False
         )
 
@@ -301,7 +304,7 @@ class CholeskySolve(SolveBase):
         zeros = np.flatnonzero(np.diagonal(a) == 0)
         if zeros.size:
             raise np.linalg.LinAlgError(f"singular matrix: zero at diagonal position {int(zeros[0])}")
-        return scipy.linalg.cho_solve((a, self.lower), b, check_finite=False)
+        return scipy_linalg.cho_solve((a, self.lower), b, check_finite=False)
 
     def _failure(self) -> str:
         return "(a Cholesky factor) is singular (a zero on its diagonal)"

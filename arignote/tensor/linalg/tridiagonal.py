@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import grad_not_implemented, is_disconnected
 from arignote.graph.op import Op
+from arignote.lazy import LazyModule
 from arignote.tensor.alloc import zeros_like
 from arignote.tensor.diag import diagonal
 from arignote.tensor.linalg.operands import (
@@ -40,6 +40,9 @@ from arignote.tensor.linalg.operands import (
 )
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import maximum
+
+# imported on first use (see arignote.lazy)
+scipy_linalg = LazyModule("scipy.linalg")
 
 __all__ = ["LUFactorTridiagonal", "SolveLUFactorTridiagonal", "tridiagonal_lu_factor", "tridiagonal_lu_solve"]
 
@@ -133,7 +136,7 @@ class LUFactorTridiagonal(Op):
         if n <= 2:  # SciPy's gttrf wrapper refuses the empty du2 of a 1 x 1 or 2 x 2 matrix
             factors, info = _gttrf_small(dl, d, du, dtype)
         else:
-            (gttrf,) = scipy.linalg.get_lapack_funcs(("gttrf",), dtype=dtype)
+            (gttrf,) = scipy_linalg.get_lapack_funcs(("gttrf",), dtype=dtype)
             *factors, info = gttrf(*(v.astype(dtype, copy=True) for v in (dl, d, du)))
         if info > 0:
             raise np.linalg.LinAlgError(
@@ -199,7 +202,7 @@ class SolveLUFactorTridiagonal(Op):
         if n <= 2:  # as in the factorisation
             output_storage[0][0] = _gttrs_small(dl, d, du, ipiv, b, self.transposed, dtype)
             return
-        (gttrs,) = scipy.linalg.get_lapack_funcs(("gttrs",), dtype=dtype)
+        (gttrs,) = scipy_linalg.get_lapack_funcs(("gttrs",), dtype=dtype)
         x, info = gttrs(
             *(v.astype(dtype, copy=False) for v in (dl, d, du, du2)),
             ipiv.astype(np.int32, copy=False),

@@ -1,0 +1,124 @@
+"""What ``import arignote`` loads, and what is imported on first use instead (:mod:`arignote.lazy`).
+
+Each check runs in a fresh interpreter: the test process has imported everything already.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from arignote.lazy import LazyAttribute, LazyModule, loaded_module
+
+# imported on first use, never by ``import arignote``: SciPy's slow-to-import modules and the
+# optional backends
+NOT_IMPORTED = (
+    "scipy.special",
+    "scipy.linalg",
+    "scipy.sparse",
+    "scipy.signal",
+    "scipy.optimize",
+    "scipy.stats",
+    "jax",
+    "numba",
+    "llvmlite",
+)
+
+
+def _run(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_import_arignote_does_not_import_scipy_or_the_backends() -> None:
+    out = _run(
+        "import sys, arignote\n"
+        f"print(sorted(m for m in {NOT_IMPORTED!r} if m in sys.modules))\n"
+        "import arignote.tensor as pt\n"
+        "x = pt.dvector('x')\n"
+        "y = pt.gammaln(x) + pt.erfinv(x) + pt.linalg.solve(pt.eye(2), x[:2]).sum()\n"
+        f"print(sorted(m for m in {NOT_IMPORTED!r} if m in sys.modules))\n"
+    )
+    # building graphs of SciPy-backed Ops imports nothing either: only running them does
+    assert out.splitlines() == ["[]", "[]"]
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_scipy_backed_ops_work_in_a_fresh_process(mode: str) -> None:
+    """gammaln, erfinv (scalar ops whose ufunc is SciPy's) and a linear solve (scipy.linalg in
+    ``perform``), compiled first thing in a fresh process, against SciPy."""
+    out = _run(
+        "import numpy as np, arignote, arignote.tensor as pt\n"
+        "x = pt.dvector('x'); a = pt.dmatrix('a')\n"
+        f"f = arignote.function([x, a], [pt.gammaln(x), pt.erfinv(x / 4), pt.linalg.solve(a, x)], mode={mode!r})\n"
+        "xv = np.array([0.5, 1.5, 3.0]); av = np.array([[3.0, 1, 0], [1, 4, 1], [0, 1, 5]])\n"
+        "for value in f(xv, av):\n"
+        "    print(repr(value.tolist()))\n"
+    )
+    import scipy.linalg
+    import scipy.special
+
+    xv = np.array([0.5, 1.5, 3.0])
+    av = np.array([[3.0, 1, 0], [1, 4, 1], [0, 1, 5]])
+    got = [np.array(eval(line)) for line in out.splitlines()]
+    np.testing.assert_allclose(got[0], scipy.special.gammaln(xv), rtol=1e-12)
+    np.testing.assert_allclose(got[1], scipy.special.erfinv(xv / 4), rtol=1e-12)
+    np.testing.assert_allclose(got[2], scipy.linalg.solve(av, xv), rtol=1e-12)
+
+
+def test_lazy_module_imports_on_first_access_and_keeps_the_attribute() -> None:
+    out = _run(
+        "import sys\n"
+        "from arignote.lazy import LazyModule\n"
+        "sp = LazyModule('scipy.special')\n"
+        "print('scipy.special' in sys.modules, repr(sp))\n"
+        "f = sp.gammaln\n"
+        "print('scipy.special' in sys.modules, 'gammaln' in vars(sp), f is sys.modules['scipy.special'].gammaln)\n"
+    )
+    assert out.splitlines() == [
+        "False <lazy module 'scipy.special' (not imported yet)>",
+        "True True True",
+    ]
+
+
+def test_lazy_attribute_replaces_itself_on_its_class() -> None:
+    import scipy.special
+
+    class Base:
+        ufunc = LazyAttribute("scipy.special", "gammaln")
+        plain = LazyAttribute("scipy.special", "polygamma")  # a Python function, not a ufunc
+
+    class Child(Base):
+        pass
+
+    assert isinstance(Base.__dict__["ufunc"], LazyAttribute)
+    assert Child().ufunc is scipy.special.gammaln  # read through a subclass instance
+    assert Base.__dict__["ufunc"] is scipy.special.gammaln  # then a plain class attribute
+    # a function stays unbound when read from an instance, as it was before it was stored
+    assert Base().plain(1, 2.0) == scipy.special.polygamma(1, 2.0)
+    assert Base().plain(1, 2.0) == scipy.special.polygamma(1, 2.0)
+
+
+def test_a_missing_name_says_what_is_needed() -> None:
+    lazy = LazyModule("scipy.special")
+    with pytest.raises(ImportError, match=r"scipy\.special\.no_such_function is needed.*scipy \d"):
+        lazy.no_such_function
+
+    class Op:
+        ufunc = LazyAttribute("scipy.special", "no_such_function")
+
+    with pytest.raises(ImportError, match=r"installed scipy\.special .* has no 'no_such_function'"):
+        Op().ufunc
+    with pytest.raises(ImportError, match=r"No module named 'no_such_module'"):
+        LazyModule("no_such_module").f
+
+
+def test_lazy_module_is_for_other_packages() -> None:
+    with pytest.raises(ValueError, match="arignote's own modules are imported at the top"):
+        LazyModule("arignote.sparse")
+    assert loaded_module("numpy") is np
+    assert loaded_module("no_such_module") is None

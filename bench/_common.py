@@ -26,9 +26,13 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def ensure_repo_importable() -> None:
-    """Make ``import arignote`` work from a checkout that is not installed."""
-    if importlib.util.find_spec("arignote") is None and REPO_ROOT not in sys.path:
-        sys.path.insert(0, REPO_ROOT)
+    """Make ``import arignote`` import this checkout's package: a script measures the code
+    beside it, even where another checkout is installed (editable) in the environment."""
+    if "arignote" in sys.modules:
+        return
+    if REPO_ROOT in sys.path:
+        sys.path.remove(REPO_ROOT)
+    sys.path.insert(0, REPO_ROOT)
 
 
 def importable(module: str) -> bool:

@@ -89,32 +89,8 @@ CASES = (
     "logistic",
     "mlp_step",
 )
-MODEL_CASES = ("eight_schools", "hierarchical", "logistic", "mlp_step")
-_HIER = models.hierarchical_data()
-#: the inputs differentiated (the first n; None: all) and, for a training step, the rate
-_N_PARAMS = {"logistic": 2, "mlp_step": 4}
-_RATE = {"mlp_step": 0.1}
-
-
-def _model(case: str, lib: Any) -> tuple[Callable, tuple]:
-    """(logp or loss of the inputs, input values) of a model case, for ``lib``."""
-    if case == "eight_schools":
-        return (lambda *a: models.eight_schools_logp(*a, lib=lib)), models.EIGHT_SCHOOLS_ARGS
-    if case == "logistic":
-        return (lambda *a: models.logistic_cost(*a, lib=lib)), models.logistic_args()
-    if case == "mlp_step":
-        return (lambda *a: models.mlp_loss(*a, lib=lib)), models.mlp_args()
-    return (lambda *a: models.hierarchical_logp(*a, data=_HIER, lib=lib)), models.hierarchical_args()
-
-
-def _outputs(case: str, value: Any, params: list, grads: list) -> list:
-    """The model's outputs: the value and the gradients, or for a training step the value
-    and the updated parameters."""
-    rate = _RATE.get(case)
-    if rate is None:
-        return [value, *grads]
-    # (the rate in the parameters' dtype: a Python float would make float32 updates float64)
-    return [value, *[p - np.asarray(rate, p.dtype) * g for p, g in zip(params, grads)]]
+MODEL_CASES = models.MODEL_CASES
+_HIER = models.hierarchical_inputs()
 
 
 def _numpy_model(case: str) -> Callable[[], Any]:
@@ -197,14 +173,7 @@ def run_arignote_models(cases: list[str]) -> dict[str, dict[str, float]]:
 
     out: dict[str, dict[str, float]] = {}
     for case in cases:
-        logp_of, args = _model(case, pt)
-        ins = [
-            pt.tensor(f"i{k}", dtype=str(np.asarray(a).dtype), shape=(None,) * np.ndim(a))
-            for k, a in enumerate(args)
-        ]
-        logp = logp_of(*ins)
-        params = ins[: _N_PARAMS.get(case)]
-        outs = _outputs(case, logp, params, arignote.grad(logp, params))
+        ins, outs, args = models.symbolic_model(case, pt, arignote.grad)
         modes = {"tier 1": Mode(NumbaLinker(jit="never"), "fast_run")}
         if numba_available():
             modes["NUMBA (whole graph)"] = "NUMBA"
@@ -231,30 +200,15 @@ def run_peer_models(cases: list[str]) -> dict[str, dict[str, float]]:
         import pytensor.tensor as ptt
 
         for case in cases:
-            logp_of, args = _model(case, ptt)
-            ins = [
-                ptt.tensor(f"i{k}", dtype=str(np.asarray(a).dtype), shape=(None,) * np.ndim(a))
-                for k, a in enumerate(args)
-            ]
-            logp = logp_of(*ins)
-            params = ins[: _N_PARAMS.get(case)]
-            f = pytensor.function(ins, _outputs(case, logp, params, pytensor.grad(logp, params)))
+            ins, outs, args = models.symbolic_model(case, ptt, pytensor.grad)
+            f = pytensor.function(ins, outs)
             out.setdefault(case, {})["pytensor (numba)"] = _median_us(lambda f=f, a=args: f(*a)) / 1e3
     if importable("jax"):
         import jax
-        import jax.numpy as jnp
 
         jax.config.update("jax_enable_x64", True)
         for case in cases:
-            logp_of, args = _model(case, jnp)
-            n = _N_PARAMS.get(case) or len(args)
-
-            def step(*a: Any, case: str = case, logp_of: Callable = logp_of, n: int = n) -> Any:
-                value, grads = jax.value_and_grad(logp_of, argnums=tuple(range(n)))(*a)
-                return _outputs(case, value, list(a[:n]), list(grads))
-
-            fn = jax.jit(step)
-            jargs = [np.asarray(a) for a in args]
+            fn, jargs = models.jax_model(case, jax)
             out.setdefault(case, {})["jax"] = (
                 _median_us(lambda fn=fn, a=jargs: jax.block_until_ready(fn(*a))) / 1e3
             )

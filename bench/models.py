@@ -5,6 +5,8 @@ jax.numpy), and the data it closes over. Nothing here imports a library itself.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -97,3 +99,73 @@ def mlp_args(n_in: int = 784, n_hidden: int = 512, n_out: int = 10) -> tuple:
     W1 = (rng.normal(size=(n_in, n_hidden)) * 0.03).astype("float32")
     W2 = (rng.normal(size=(n_hidden, n_out)) * 0.03).astype("float32")
     return (W1, np.zeros(n_hidden, "float32"), W2, np.zeros(n_out, "float32"), *mlp_data())
+
+
+# --- the model cases of the benchmarks, one definition for every library ------------------
+
+#: the inputs differentiated (the first n; None: all) and, for a training step, the rate
+N_PARAMS = {"logistic": 2, "mlp_step": 4}
+RATE = {"mlp_step": 0.1}
+MODEL_CASES = ("eight_schools", "hierarchical", "logistic", "mlp_step")
+
+
+@functools.cache
+def hierarchical_inputs() -> dict[str, np.ndarray]:
+    """``hierarchical_data()``, made once per process."""
+    return hierarchical_data()
+
+
+@functools.cache
+def case_args(case: str) -> tuple:
+    """The input values of a model case, made once per process."""
+    if case == "eight_schools":
+        return EIGHT_SCHOOLS_ARGS
+    return {"logistic": logistic_args, "mlp_step": mlp_args}.get(case, hierarchical_args)()
+
+
+def model(case: str, lib: Any) -> tuple[Callable, tuple]:
+    """(logp or loss of the inputs, input values) of a model case, for ``lib``."""
+    if case == "eight_schools":
+        fn = eight_schools_logp
+    elif case == "logistic":
+        fn = logistic_cost
+    elif case == "mlp_step":
+        fn = mlp_loss
+    else:
+        return (lambda *a: hierarchical_logp(*a, data=hierarchical_inputs(), lib=lib)), case_args(case)
+    return (lambda *a: fn(*a, lib=lib)), case_args(case)
+
+
+def outputs(case: str, value: Any, params: list, grads: list) -> list:
+    """The model's outputs: the value and the gradients, or for a training step the value
+    and the updated parameters."""
+    rate = RATE.get(case)
+    if rate is None:
+        return [value, *grads]
+    # (the rate in the parameters' dtype: a Python float would make float32 updates float64)
+    return [value, *[p - np.asarray(rate, p.dtype) * g for p, g in zip(params, grads)]]
+
+
+def symbolic_model(case: str, tensor: Any, grad: Callable) -> tuple[list, list, tuple]:
+    """(inputs, outputs, input values) of a model case built with a symbolic library:
+    ``tensor`` is ``arignote.tensor`` or ``pytensor.tensor``, ``grad`` its ``grad``."""
+    logp_of, args = model(case, tensor)
+    ins = [
+        tensor.tensor(f"i{k}", dtype=str(np.asarray(a).dtype), shape=(None,) * np.ndim(a))
+        for k, a in enumerate(args)
+    ]
+    logp = logp_of(*ins)
+    params = ins[: N_PARAMS.get(case)]
+    return ins, outputs(case, logp, params, grad(logp, params)), args
+
+
+def jax_model(case: str, jax: Any) -> tuple[Callable, list]:
+    """(the jitted value-and-gradient step, input values) of a model case in JAX."""
+    logp_of, args = model(case, jax.numpy)
+    n = N_PARAMS.get(case) or len(args)
+
+    def step(*a: Any) -> Any:
+        value, grads = jax.value_and_grad(logp_of, argnums=tuple(range(n)))(*a)
+        return outputs(case, value, list(a[:n]), list(grads))
+
+    return jax.jit(step), [np.asarray(a) for a in args]

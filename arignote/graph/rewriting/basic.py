@@ -497,7 +497,12 @@ class RemovalNodeRewriter(NodeRewriter):
 @node_rewriter(None)
 def constant_folding(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
     """A node whose inputs are all constants is computed once, at compile time, and
-    replaced by constants (unless its Op's ``do_constant_folding`` says no)."""
+    replaced by constants (unless its Op's ``do_constant_folding`` says no).
+
+    A view of a large constant (a transpose, a reshape: an output in the Op's
+    ``view_map`` with more than ``VIEW_FOLD_LIMIT`` elements) is left as it is: it costs
+    nothing at run time, and as a constant of its own it would be a second copy of the
+    data in a backend that embeds constants in its program (JAX compiles both)."""
     if not node.inputs or not all(isinstance(i, Constant) for i in node.inputs):
         return None
     if not node.op.do_constant_folding(fgraph, node):
@@ -505,7 +510,15 @@ def constant_folding(fgraph: FunctionGraph, node: Apply) -> list[Variable] | Non
     storage = {v: [v.data] for v in node.inputs}
     storage.update({v: [None] for v in node.outputs})
     node.op.make_thunk(node, storage, None, [])()
+    view_map = getattr(node.op, "view_map", None) or {}
+    for o in view_map:
+        if getattr(storage[node.outputs[o]][0], "size", 0) > VIEW_FOLD_LIMIT:
+            return None
     return [out.type.make_constant(storage[out][0]) for out in node.outputs]
+
+
+#: views of constants with more elements than this are not folded (see constant_folding)
+VIEW_FOLD_LIMIT = 1 << 12
 
 
 # --- stack traces -------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from arignote.tensor.rewriting import (  # noqa: F401
     inplace,
     linalg,
     math,
+    products,
     shape,
     stability,
     subtensor,

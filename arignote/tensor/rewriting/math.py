@@ -92,7 +92,6 @@ __all__ = [
     "local_alloc_of_alloc",
     "local_useless_cast",
     "local_sum_of_alloc",
-    "local_dot_of_transposes",
     "local_subtensor_of_subtensor",
     "local_fill_to_alloc",
     "local_pow_specialize",
@@ -800,25 +799,6 @@ def local_sum_of_alloc(fgraph: FunctionGraph, node: Apply) -> list[Variable] | N
     kept = [lengths[d] for d in range(ndim) if d not in axes]
     new = alloc(total, *kept) if kept else total
     return _replacement(new, out, [])
-
-
-@register_rewrite("canonicalize", "fast_run")
-@node_rewriter([Dot])
-def local_dot_of_transposes(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
-    """``dot(x.T, y.T)`` is ``dot(y, x).T`` (one transpose instead of two)."""
-
-    def untransposed(v: Variable) -> Variable | None:
-        n = v.owner
-        if n is None or not isinstance(n.op, DimShuffle) or n.op.new_order != (1, 0):
-            return None
-        return n.inputs[0]
-
-    x, y = (untransposed(v) for v in node.inputs)
-    if x is None or y is None:
-        return None
-    prod = Dot()(y, x)
-    new = DimShuffle(input_ndim=2, new_order=(1, 0))(prod)
-    return [new] if new.type == node.outputs[0].type else None
 
 
 # --- indexing ---------------------------------------------------------------------------------

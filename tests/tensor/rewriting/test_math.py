@@ -125,7 +125,6 @@ def test_rules_are_registered_in_their_stages() -> None:
         "local_alloc_of_alloc",
         "local_useless_cast",
         "local_sum_of_alloc",
-        "local_dot_of_transposes",
         "local_subtensor_of_subtensor",
         "local_fill_to_alloc",
     ):
@@ -566,19 +565,6 @@ def test_prod_of_alloc_is_left_alone() -> None:
     out = pt.prod(alloc(c, 3, 2))
     f = check([c], out)
     assert any(isinstance(op, Sum) for op in _ops(f))  # Prod is a Sum subclass
-
-
-@pytest.mark.parametrize("dtype", FLOATS)
-def test_dot_of_transposes(dtype: str) -> None:
-    x = tensor("x", dtype=dtype, shape=(None, 3))
-    y = tensor("y", dtype=dtype, shape=(4, None))
-    out = pt.dot(x.T, y.T)
-    f = check(
-        [x, y], out, [_value(tensor("a", dtype=dtype, shape=(2, 3))), _value(y.type.clone(shape=(4, 2))())]
-    )
-    dots = [n for n in f.maker.fgraph.apply_nodes if isinstance(n.op, Dot)]
-    assert len(dots) == 1 and list(dots[0].inputs) == list(f.maker.fgraph.inputs[::-1])
-    assert sum(isinstance(op, DimShuffle) for op in _ops(f)) == 1
 
 
 # --- indexing ---------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from arignote.compile.mode import Mode
 from arignote.link.numba import linker as nl
 from arignote.link.numba import whole as wg
 from arignote.link.numba.dispatch import NoNumbaImpl
+from arignote.link.numba.dispatch import elemwise as ed
 from arignote.link.numba.graph import plan_graph
 from arignote.link.python import blas_threads as bt
 from arignote.tensor.gemm import Gemm, Gemv
@@ -301,6 +302,30 @@ def test_models_end_to_end(model, monkeypatch):
         assert f.vm.fresh_outputs_now == [True]
         assert all(not np.shares_memory(r, a) for r in results for a in args)
         assert not any(np.shares_memory(r, q) for k, r in enumerate(results) for q in results[:k])
+
+
+def test_column_reductions_match_the_reference_for_any_number_of_rows():
+    """Reductions over axis 0 take their rows in blocks (COLUMN_BLOCK) and the rest one at a
+    time: every row count, NaN propagation, ints and booleans give the reference's values."""
+    X = pt.matrix("X")
+    K = pt.lmatrix("K")
+    outs = [X.max(axis=0), X.min(axis=0), X.sum(axis=0), X.prod(axis=0), K.sum(axis=0), K.max(axis=0)]
+    outs += [pt.all(K > 0, axis=0), pt.any(K > 2, axis=0), pt.cast(X, "float32").sum(axis=0)]
+    f, ref = _whole([X, K], outs), _ref([X, K], outs)
+    src = f.vm.whole.source
+    assert f"j0 + {ed.COLUMN_BLOCK - 1}, j1" in src
+    rng = np.random.default_rng(3)
+    for rows in (1, 3, ed.COLUMN_BLOCK, ed.COLUMN_BLOCK + 1, 2 * ed.COLUMN_BLOCK + 5, 40):
+        xv = rng.normal(size=(rows, 7))
+        xv[rows // 2, 2] = np.nan
+        kv = rng.integers(-3, 4, size=(rows, 7))
+        got, want = f(xv, kv), ref(xv, kv)
+        for k, (g, w) in enumerate(zip(got, want)):
+            assert g.dtype == w.dtype and g.shape == w.shape, (rows, k)
+            np.testing.assert_allclose(g, w, rtol=1e-6, err_msg=f"{rows} rows, output {k}")
+        assert np.isnan(got[0][2]) and np.isnan(got[1][2]) and np.isnan(got[2][2])
+    with pytest.raises(ValueError, match="empty"):  # max of no rows: the reference's error
+        f(np.zeros((0, 7)), np.zeros((0, 7), "int64"))
 
 
 def test_reductions_run_inside_the_loop_of_their_input():

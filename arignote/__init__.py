@@ -25,6 +25,20 @@ from arignote.scan import foldl, foldr, map, reduce, scan
 __version__ = "0.1.0"
 
 
+def __getattr__(name: str) -> Any:
+    """``arignote.sparse`` without ``import arignote.sparse`` (as in PyTensor): the sparse
+    package is imported on first access, since it imports ``scipy.sparse`` (~0.2 s)."""
+    if name == "sparse":
+        import arignote.sparse  # lazy: scipy.sparse is slow to import and most programs never use it
+
+        return arignote.sparse
+    raise AttributeError(f"module 'arignote' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "sparse"})
+
+
 def wrap_jax(jax_fn: Any = None, *, name: str | None = None) -> Any:
     """A JAX function as an arignote Op: :func:`arignote.link.jax.ops.wrap_jax` (see there),
     importing the JAX backend when first called, so that ``import arignote`` never imports

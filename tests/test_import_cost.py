@@ -122,3 +122,19 @@ def test_lazy_module_is_for_other_packages() -> None:
         LazyModule("arignote.sparse")
     assert loaded_module("numpy") is np
     assert loaded_module("no_such_module") is None
+
+
+def test_sparse_is_imported_on_first_access() -> None:
+    out = _run(
+        "import sys, arignote\n"
+        "print('sparse' in dir(arignote), 'arignote.sparse' in sys.modules, 'scipy.sparse' in sys.modules)\n"
+        "import scipy.sparse as sp, numpy as np\n"
+        "x = arignote.sparse.csr_matrix('x', dtype='float64')\n"
+        "f = arignote.function([x], arignote.sparse.sp_sum(x))\n"
+        "print(f(sp.csr_matrix(np.eye(3))), arignote.sparse is sys.modules['arignote.sparse'])\n"
+    )
+    assert out.splitlines() == ["True False False", "3.0 True"]
+    import arignote
+
+    with pytest.raises(AttributeError, match="module 'arignote' has no attribute 'no_such_name'"):
+        arignote.no_such_name

@@ -150,6 +150,15 @@ FACES: tuple[str, ...] = (
 
 DYNAMIC_IMPORTERS = frozenset({"import_module", "__import__"})
 
+# Modules allowed a module ``__getattr__`` (PEP 562), each with why: what it imports on first
+# access must be a plain import statement inside it, so this walk still sees the dependency.
+MODULE_GETATTR: dict[str, str] = {
+    "arignote": (
+        "arignote.sparse is imported on first access (as in PyTensor): it imports scipy.sparse, "
+        "~0.2 s, which most programs never need"
+    ),
+}
+
 # Modules allowed an importlib call with a computed name, each with why.
 DYNAMIC_IMPORT_SITES: dict[str, str] = {
     "arignote.lazy": (
@@ -462,7 +471,9 @@ def test_no_dynamic_imports_or_module_getattr() -> None:
         bad += [
             f"{pkg.files[mod].relative_to(ROOT).as_posix()}:{node.lineno}: {mod} defines a module __getattr__"
             for node in module_level(tree)
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "__getattr__"
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.name == "__getattr__"
+            and mod not in MODULE_GETATTR
         ]
     assert not bad, "dynamic imports and module __getattr__ (import plainly, at the top):\n" + "\n".join(
         sorted(bad)

@@ -7,8 +7,6 @@ the Graphviz ``dot`` program.
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +96,9 @@ def _render(source: str, format: str) -> bytes:
             return graphviz.Source(source).pipe(format=format)
         except graphviz.ExecutableNotFound as err:
             raise RuntimeError(f"The Graphviz `dot` program was not found. {hint}") from err
+    import shutil  # (with subprocess, ~8 ms to import: only when a picture is drawn)
+    import subprocess
+
     dot = shutil.which("dot")
     if dot is None:
         raise ImportError(hint)

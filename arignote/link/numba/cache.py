@@ -34,16 +34,12 @@ and clears it. Nothing here imports Numba.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import functools
 import hashlib
-import importlib.metadata
 import os
 import platform
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +77,21 @@ def kernel_dir() -> Path:
 
 
 def _version(dist: str) -> str:
+    """The installed version of ``dist``: from the name of the first ``<dist>-<version>.dist-info``
+    folder on ``sys.path`` (where ``importlib.metadata`` looks first; importing it costs ~15 ms
+    in a fresh process, the first compile's whole budget), else from ``importlib.metadata``
+    (other layouts), else ``"none"``."""
+    prefix, suffix = f"{dist}-", ".dist-info"
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:  # (a zip file, a missing folder)
+            continue
+        found = [n for n in names if n.startswith(prefix) and n.endswith(suffix)]
+        if found:
+            return min(found)[len(prefix) : -len(suffix)]
+    import importlib.metadata  # (slow to import: only for what the folder names do not say)
+
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
@@ -132,6 +143,8 @@ def entry_path(key: str) -> Path:
 def _atomic_write(path: Path, data: str) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and a rename,
     so a reader sees the whole file or none."""
+    import tempfile  # (~8 ms to import: only when a kernel is written)
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -218,6 +231,8 @@ def info() -> dict[str, Any]:
 
 def clear() -> int:
     """Remove every kernel (and Numba's files); returns how many kernels there were."""
+    import shutil  # (~3 ms to import: only when the cache is cleared)
+
     n = info()["kernels"]
     shutil.rmtree(kernel_dir(), ignore_errors=True)
     return n
@@ -225,6 +240,8 @@ def clear() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m arignote.cache [info|clear]``."""
+    import argparse  # (the command line's: not imported with the cache)
+
     parser = argparse.ArgumentParser(prog="arignote-cache", description="arignote's kernel cache")
     parser.add_argument("command", nargs="?", choices=["info", "clear"], default="info")
     args = parser.parse_args(argv)

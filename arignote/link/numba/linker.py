@@ -27,14 +27,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import subprocess
 import sys
 import threading
 import warnings
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -46,6 +44,9 @@ from arignote.link.numba.whole import WHOLE_CHOICES, WholeGraph
 from arignote.link.python.codegen import PyGenLinker, _Generator
 from arignote.scalar.composite import Composite
 from arignote.tensor.elemwise import CAReduce, Elemwise
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__ = [
     "JIT_CHOICES",
@@ -204,6 +205,8 @@ _background = _Background()
 def _compile_out_of_process(keys: list[str]) -> None:
     """Compile the kernels stored under ``keys`` in a worker process (it imports each one,
     so Numba stores its machine code, and marks it ready)."""
+    import subprocess  # (~5 ms to import: only when a background compile starts)
+
     env = dict(os.environ)
     env["ARIGNOTE_CACHE_DIR"] = str(cache.cache_dir())
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -240,6 +243,8 @@ def _split_call(kernel: Callable, args: tuple, n: int) -> None:
     the GIL)."""
     global _pool
     if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor  # (~5 ms to import: on first use)
+
         _pool = ThreadPoolExecutor(1, thread_name_prefix="arignote-kernel")
     half = n // 2
     future = _pool.submit(kernel, *args, half, n)

@@ -299,21 +299,32 @@ def run_peers(cases: list[str], calls: int) -> dict[str, dict[str, float]]:
 
 
 def run_ops() -> None:
-    """NumPy's and Numba's ns per element of single ops on 1e6 float64 (the cost model)."""
+    """NumPy's and Numba's ns per element of single ops on 1e6 float64 (the cost model):
+    Numba's libm call and, where it has one, arignote's vectorised function in the same loop."""
     import numba
+
+    ensure_repo_importable()
+    from arignote.link.numba import vecmath
 
     x = np.random.default_rng(0).random(N) + 0.5
     o = np.empty(N)
-    for name in ("exp", "log", "log1p", "sin", "sqrt", "multiply"):
-        ufunc = getattr(np, name)
-        expr = f"np.{name}(x[i])" if name != "multiply" else "x[i] * x[i]"
-        ns: dict = {"np": np}
+
+    def loop(expr: str) -> Callable[[], Any]:
+        ns: dict = {"np": np, "vecmath": vecmath}
         exec(f"def k(x, o):\n    for i in range(x.shape[0]):\n        o[i] = {expr}\n", ns)
         k = numba.njit(ns["k"], error_model="numpy")
         k(x, o)
+        return lambda: k(x, o)
+
+    for name in ("exp", "log", "log1p", "sin", "cos", "sqrt", "multiply"):
+        ufunc = getattr(np, name)
         t_np = _median_ms(lambda u=ufunc: u(x) if u is not np.multiply else u(x, x), 9)
-        t_nb = _median_ms(lambda k=k: k(x, o), 9)
-        print(f"{name:9s} numpy {t_np * 1e6 / N:5.2f} ns/elem   numba {t_nb * 1e6 / N:5.2f} ns/elem")
+        t_nb = _median_ms(loop(f"np.{name}(x[i])" if name != "multiply" else "x[i] * x[i]"), 9)
+        line = f"{name:9s} numpy {t_np * 1e6 / N:5.2f} ns/elem   numba {t_nb * 1e6 / N:5.2f} ns/elem"
+        if hasattr(vecmath, name):
+            t_vm = _median_ms(loop(f"vecmath.{name}(x[i])"), 9)
+            line += f"   arignote's (vectorised) {t_vm * 1e6 / N:5.2f} ns/elem"
+        print(line)
 
 
 def main() -> None:

@@ -17,16 +17,22 @@ Numba: the text is written to a file and imported where Numba runs it.
 
 Each kernel is ``kernel(*inputs, *consts, *outputs, start, stop)``: it computes the slice
 ``start:stop`` of the output's first (for a reduction: first kept) dimension, so that the
-caller may split a call over threads (the kernels release the GIL). Inputs are arrays of any
-layout; outputs are C-contiguous and made by the caller (NumPy's allocator: DESIGN.md 3b).
+caller may split a call over threads (the kernels release the GIL), and returns whether the
+caller must compute the call on tier 1 instead (a sin or cos argument beyond what the
+vectorised math reduces: :attr:`KernelPlan.guarded`). Inputs and outputs are C-contiguous
+arrays (LLVM vectorises no loop over several arrays of any layout: the caller copies other
+inputs); outputs are made by the caller (NumPy's allocator: DESIGN.md 3b).
 
 Whether a kernel pays is :func:`pays`: a per-element cost model from measurements on this
-project's 2-core machine (bench/backend.py), NumPy's vectorised math against Numba's scalar
-libm calls (no SVML in the llvmlite builds we get).
+project's 2-core machine (bench/backend.py), NumPy's vectorised math against the kernel's:
+exp, log1p, sin, cos and tanh are arithmetic LLVM vectorises (:mod:`.scalar_math`,
+:mod:`.vecmath`), the other transcendental functions scalar libm calls (no SVML in the
+llvmlite builds we get).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Apply, Constant, Variable
-from arignote.link.numba.scalar_math import TANH_NAME, helpers_for, libm_where_long
+from arignote.link.numba.scalar_math import TANH_NAME, VECMATH_NAMES, helpers_for, libm_where_long, trig_guard
 from arignote.scalar import basic as psb
 from arignote.scalar import special as pss
 from arignote.scalar.composite import Composite
@@ -42,10 +48,10 @@ from arignote.scalar.op import ScalarOp
 from arignote.scalar.type import get_scalar_type
 from arignote.tensor.elemwise import CAReduce, Elemwise
 
-__all__ = ["KernelPlan", "plan_node", "plan_reduction", "pays", "KERNEL_FORMAT"]
+__all__ = ["KernelPlan", "plan_node", "plan_op", "plan_reduction", "pays", "KERNEL_FORMAT"]
 
 #: bumped when the generated text changes meaning (part of every key)
-KERNEL_FORMAT = 1
+KERNEL_FORMAT = 2
 
 _FLOATS = ("float32", "float64")
 _INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
@@ -66,6 +72,15 @@ def _all_float(ins: tuple, out: str) -> bool:
 def _unary(fn: str):  # a float -> float function of NumPy's
     def template(args: list[str], ins: tuple, out: str) -> str | None:
         return f"np.{fn}({args[0]})" if _all_float(ins, out) else None
+
+    return template
+
+
+def _vec(fn: str):  # a float -> float function of arignote.link.numba.vecmath (in float64)
+    name = VECMATH_NAMES[fn]
+
+    def template(args: list[str], ins: tuple, out: str) -> str | None:
+        return f"{name}(np.float64({args[0]}))" if _all_float(ins, out) else None
 
     return template
 
@@ -181,15 +196,17 @@ _TEMPLATES: dict[type, Any] = {
     psb.Floor: _unary("floor"),
     psb.Ceil: _unary("ceil"),
     psb.Trunc: _unary("trunc"),
-    psb.Exp: _unary("exp"),
+    # (libm's exp, log1p, sin, cos are calls LLVM cannot vectorise: ours are arithmetic,
+    # see scalar_math and vecmath; sin and cos need a guard on their argument, _GUARDED)
+    psb.Exp: _vec("exp"),
     psb.Exp2: _unary("exp2"),
     psb.Expm1: _unary("expm1"),
     psb.Log: _unary("log"),
     psb.Log2: _unary("log2"),
     psb.Log10: _unary("log10"),
-    psb.Log1p: _unary("log1p"),
-    psb.Sin: _unary("sin"),
-    psb.Cos: _unary("cos"),
+    psb.Log1p: _vec("log1p"),
+    psb.Sin: _vec("sin"),
+    psb.Cos: _vec("cos"),
     psb.Tan: _unary("tan"),
     psb.ArcSin: _unary("arcsin"),
     psb.ArcCos: _unary("arccos"),
@@ -216,22 +233,27 @@ _TEMPLATES: dict[type, Any] = {
     psb.Invert: lambda a, i, o: f"(not {a[0]})" if o == "bool" else (f"(~{a[0]})" if o in _INTS else None),
 }
 
+#: ops whose generated call is valid only where a guard expression of its first argument is
+#: false (sin and cos: |x| <= vecmath.TRIG_MAX); a loop ORs them and leaves the call to tier 1
+_GUARDED = (psb.Sin, psb.Cos)
+
 # -- the cost model (ns per element, measured: bench/backend.py "ops" table) -----------------
 #
 # NumPy: one ufunc pass, its temporary's memory traffic included; Numba: the scalar op in
-# the fused loop. NumPy's exp/log/log1p/expm1 are SIMD (AVX-512 here), Numba's are libm
-# calls: a body of such ops runs faster as NumPy calls. Arithmetic fuses to nearly nothing.
+# the fused loop. NumPy's exp/log/log1p/expm1 are SIMD (AVX-512 here); in Numba, exp,
+# log1p, sin and cos are arignote's vectorised arithmetic (vecmath), the others libm calls:
+# a body of those runs faster as NumPy calls. Arithmetic fuses to nearly nothing.
 _ARITH = (1.7, 0.3)
 _COST: dict[type, tuple[float, float]] = {
-    psb.Exp: (0.8, 4.4),
+    psb.Exp: (0.8, 1.4),
     psb.Exp2: (1.0, 4.4),
     psb.Expm1: (1.5, 6.0),
     psb.Log: (1.0, 9.7),
     psb.Log2: (1.0, 9.7),
     psb.Log10: (1.2, 9.7),
-    psb.Log1p: (1.0, 9.7),
-    psb.Sin: (8.3, 9.3),
-    psb.Cos: (8.3, 9.3),
+    psb.Log1p: (1.0, 2.0),
+    psb.Sin: (8.3, 2.2),
+    psb.Cos: (8.3, 2.2),
     psb.Sqrt: (1.5, 0.6),
     psb.TrueDiv: (1.8, 0.8),
     psb.Reciprocal: (1.8, 0.8),
@@ -261,9 +283,13 @@ class KernelPlan:
     """A node's kernel: ``source`` (the module text; its function is ``kernel``), ``key``
     (its content hash), ``consts`` (the values of the body's constants, passed in order),
     ``in_ndim``/``in_broadcastable`` (the inputs' static patterns, checked by the caller),
-    ``out_dtypes``, ``kind`` (``"map"`` or ``"reduce"``), ``costs`` (NumPy's and the
-    kernel's estimated ns per element), ``keep`` (a reduction's kept input dimensions) and,
-    for a reduction, ``op_name`` and ``empty_ok`` (whether an empty reduction has a value)."""
+    ``out_dtypes``, ``kind`` (``"map"``, ``"reduce"`` or ``"rows"``: :func:`plan_op`),
+    ``costs`` (NumPy's and the kernel's estimated ns per element), ``keep`` (a reduction's
+    kept input dimensions; for ``"rows"``, the first and past-the-last axes it runs along) and,
+    for a reduction, ``op_name`` and ``empty_ok`` (whether an empty reduction has a value),
+    ``guarded``: whether the kernel may return True, asking its caller to compute the call on
+    tier 1 instead (an argument of sin or cos beyond the vectorised reduction: no output
+    written in place of an input then)."""
 
     kind: str
     source: str
@@ -274,6 +300,7 @@ class KernelPlan:
     costs: tuple[float, float]
     keep: tuple = ()
     empty_ok: bool = True
+    guarded: bool = False
 
 
 def _template(op: ScalarOp) -> Any:
@@ -283,10 +310,18 @@ def _template(op: ScalarOp) -> Any:
 
 
 def _body_lines(
-    comp: Composite, in_names: list[str], indent: str, consts: list, const_names: dict
+    comp: Composite,
+    in_names: list[str],
+    indent: str,
+    consts: list,
+    const_names: dict,
+    guards: list[str] | None = None,
 ) -> tuple[list[str], list[str], tuple[float, float]] | None:
     """Statements computing ``comp``'s outputs from ``in_names`` (scalars), the names of
-    its outputs, and its cost; None when an op or dtype is not one we write."""
+    its outputs, and its cost; None when an op or dtype is not one we write. The guard
+    expressions of the body's sin and cos calls (:data:`_GUARDED`) are appended to
+    ``guards``; without a list (a caller that cannot leave a call to tier 1) those ops call
+    libm."""
     names: dict[Variable, str] = dict(zip(comp.inner_inputs, in_names))
     lines: list[str] = []
     numpy_cost = numba_cost = 0.0
@@ -309,9 +344,15 @@ def _body_lines(
         odt = out.type.dtype
         if odt not in _DTYPES:
             return None
-        expr = template(args, tuple(v.type.dtype for v in node.inputs), odt)
+        in_dtypes = tuple(v.type.dtype for v in node.inputs)
+        guarded = isinstance(node.op, _GUARDED) and _all_float(in_dtypes, odt)
+        if guarded and guards is None:
+            template = _unary(type(node.op).__name__.lower())
+        expr = template(args, in_dtypes, odt)
         if expr is None:
             return None
+        if guarded and guards is not None:
+            guards.append(trig_guard(f"np.float64({args[0]})"))
         cast = "np.bool_" if odt == "bool" else f"np.{odt}"
         names[out] = f"v{k}"
         lines.append(f"{indent}v{k} = {cast}({expr})")
@@ -399,22 +440,26 @@ def plan_node(node: Apply) -> KernelPlan | None:
     ins = [f"a{k}" for k in range(len(node.inputs))]
     consts: list = []
     indent = "    " * (ndim + 1)
-    made = _body_lines(node.op.scalar_op, [f"x{k}" for k in range(len(ins))], indent, consts, {})
+    guards: list[str] = []
+    made = _body_lines(node.op.scalar_op, [f"x{k}" for k in range(len(ins))], indent, consts, {}, guards)
     if made is None:
         return None
     body, outs, costs = made
     cs = [f"c{k}" for k in range(len(consts))]
     os_ = [f"o{k}" for k in range(len(outs))]
+    # (C-contiguous inputs: LLVM vectorises no loop over several any-layout arrays; the
+    # caller copies others)
     sig = ", ".join(
-        [_array_type(d, ndim, False) for d in in_dtypes]
+        [_array_type(d, ndim, True) for d in in_dtypes]
         + [_NB_TYPE[np.asarray(c).dtype.name] for c in consts]
         + [_array_type(d, ndim, True) for d in out_dtypes]
         + ["int64", "int64"]
     )
-    lines = _header(f"void({sig})", False)
+    lines = _header(f"boolean({sig})", False)
     lines.append(f"def kernel({', '.join([*ins, *cs, *os_, 'start', 'stop'])}):")
     for d in range(1, ndim):
         lines.append(f"    n{d} = o0.shape[{d}]")
+    lines.append("    beyond = False")
     lines.append("    for j0 in range(start, stop):")
     for d in range(1, ndim):
         lines.append(f"{'    ' * (d + 1)}for j{d} in range(n{d}):")
@@ -422,12 +467,26 @@ def plan_node(node: Apply) -> KernelPlan | None:
     for k, (a, b) in enumerate(zip(ins, bcasts)):
         lines.append(f"{indent}x{k} = {a}[{_index(b, loop)}]")
     lines += body
+    lines += _guard_lines(guards, indent)
     for o, name in zip(os_, outs):
         lines.append(f"{indent}{o}[{idx}] = {name}")
+    lines.append("    return beyond")
     source = _with_helpers(lines)
     return KernelPlan(
-        "map", source, _key(source), tuple(consts), bcasts, out_dtypes, (costs[0] + _ARITH[0], costs[1])
+        "map",
+        source,
+        _key(source),
+        tuple(consts),
+        bcasts,
+        out_dtypes,
+        (costs[0] + _ARITH[0], costs[1]),
+        guarded=bool(guards),
     )
+
+
+def _guard_lines(guards: list[str], indent: str) -> list[str]:
+    """The statement ORing a body's guards into ``beyond`` (none without guards)."""
+    return [f"{indent}beyond = beyond | {' | '.join(guards)}"] if guards else []
 
 
 _REDUCERS = {
@@ -459,6 +518,7 @@ def plan_reduction(node: Apply, producer: Apply | None) -> KernelPlan | None:
         return None
     loop = [f"j{d}" for d in range(nd)]
     consts: list = []
+    guards: list[str] = []
     step, init, fastmath, empty_ok = _REDUCERS[type(op.scalar_op)]
     if producer is not None:
         if not isinstance(producer.op, Elemwise) or producer.outputs != [x]:
@@ -468,7 +528,7 @@ def plan_reduction(node: Apply, producer: Apply | None) -> KernelPlan | None:
         bcasts = tuple(v.type.broadcastable for v in producer.inputs)
         if comp is None or any(d not in _DTYPES for d in in_dtypes):
             return None
-        made = _body_lines(comp, [f"x{k}" for k in range(len(in_dtypes))], "", consts, {})
+        made = _body_lines(comp, [f"x{k}" for k in range(len(in_dtypes))], "", consts, {}, guards)
         if made is None:
             return None
         body, (value,), costs = made
@@ -478,13 +538,14 @@ def plan_reduction(node: Apply, producer: Apply | None) -> KernelPlan | None:
     ins = [f"a{k}" for k in range(len(in_dtypes))]
     cs = [f"c{k}" for k in range(len(consts))]
     sig = ", ".join(
-        [_array_type(d, nd, False) for d in in_dtypes]
+        [_array_type(d, nd, True) for d in in_dtypes]
         + [_NB_TYPE[np.asarray(c).dtype.name] for c in consts]
         + [_array_type(out.type.dtype, len(keep), True) if keep else _array_type(out.type.dtype, 1, True)]
         + ["int64", "int64"]
     )
-    lines = _header(f"void({sig})", set(fastmath) if fastmath else False)
+    lines = _header(f"boolean({sig})", set(fastmath) if fastmath else False)
     lines.append(f"def kernel({', '.join([*ins, *cs, 'o0', 'start', 'stop'])}):")
+    lines.append("    beyond = False")
     # a 0-d output is passed as a 1-element array
     kept_idx = ", ".join(loop[d] for d in keep) if keep else "0"
     p = keep[0] if keep else None  # the dimension the start:stop slice runs over
@@ -514,6 +575,7 @@ def plan_reduction(node: Apply, producer: Apply | None) -> KernelPlan | None:
     for k, (a, b) in enumerate(zip(ins, bcasts)):
         lines.append(f"{pad}x{k} = {a}[{_index(b, loop)}]")
     lines += [f"{pad}{line}" for line in body]
+    lines += _guard_lines(guards, pad)
     if trailing:
         lines.append(pad + step.format(a="acc", v=f"np.{acc}({value})"))
         lines.append(f"{ind * step_at}o0[{kept_idx}] = acc")
@@ -522,6 +584,7 @@ def plan_reduction(node: Apply, producer: Apply | None) -> KernelPlan | None:
         lines.append(f"{pad}a = np.{acc}(o0[{kept_idx}])")
         lines.append(pad + step.format(a="a", v="v"))
         lines.append(f"{pad}o0[{kept_idx}] = a")
+    lines.append("    return beyond")
     source = _with_helpers(lines)
     return KernelPlan(
         "reduce",
@@ -533,7 +596,23 @@ def plan_reduction(node: Apply, producer: Apply | None) -> KernelPlan | None:
         (costs[0] + _REDUCE_COST[0], costs[1] + _REDUCE_COST[1]),
         keep=keep,
         empty_ok=empty_ok,
+        guarded=bool(guards),
     )
+
+
+@functools.singledispatch
+def plan_op(op: Any, node: Apply) -> KernelPlan | None:
+    """The per-node kernel of a node of another Op than the fused ones above, registered by
+    Op type from :mod:`arignote.link.numba.dispatch` (None: none). A plan of kind ``"rows"``
+    (Softmax, LogSoftmax) is ``kernel(x, o, start, stop)`` over the input and output seen as
+    C-contiguous ``(A, n, B)`` arrays, ``n`` the product of the lengths of the axes
+    ``keep[0]:keep[1]``, computing ``x[start:stop]``."""
+    return None
+
+
+def has_plan_op(op: Any) -> bool:
+    """Whether ``op``'s type has a :func:`plan_op` registration."""
+    return plan_op.dispatch(type(op)) is not plan_op.dispatch(object)
 
 
 def pays(plan: KernelPlan) -> bool:

@@ -3,7 +3,7 @@
 :class:`NumbaLinker` links like :class:`~arignote.link.python.codegen.PyGenLinker` (tier 1:
 one generated Python function calling NumPy) and gives the nodes that have a kernel
 (:mod:`arignote.link.numba.kernels`: fused ``Elemwise(Composite)`` loops, reductions of a
-fused input) a thunk of their own, a name in the function's namespace. When the kernel is
+fused input, Softmax and LogSoftmax) a thunk of their own, a name in the function's namespace. When the kernel is
 ready, that name is rebound to a thunk calling it: the swap is one assignment, between two
 calls. ``jit`` says when kernels are made:
 
@@ -17,9 +17,11 @@ calls. ``jit`` says when kernels are made:
   ``function()`` returns, and used at every size (``force``): tier 2 forced.
 * ``"never"``: tier 1 only.
 
-A tier-2 thunk runs its kernel on arrays of the kernel's types; anything else (a read-only
-or empty array, fewer than ``min_size`` elements, a runtime shape mismatch, whose error
-tier 1 raises) goes to the tier-1 thunk, so results never depend on the tier.
+A tier-2 thunk runs its kernel on arrays of the kernel's types (an input that is not a
+writeable C-contiguous array is passed as a contiguous copy); anything else (an empty
+array, fewer than ``min_size`` elements, a runtime shape mismatch, whose error tier 1
+raises, a kernel that hands the call back: a sin argument beyond its vectorised reduction)
+goes to the tier-1 thunk, so results never depend on the tier.
 ``runner.tier2`` (``f.vm.tier2`` of a compiled function) lists each node's state.
 """
 
@@ -39,7 +41,7 @@ import numpy as np
 from arignote.graph.basic import Apply
 from arignote.graph.fg import FunctionGraph
 from arignote.link.numba import cache
-from arignote.link.numba.kernels import KernelPlan, pays, plan_node, plan_reduction
+from arignote.link.numba.kernels import KernelPlan, has_plan_op, pays, plan_node, plan_op, plan_reduction
 from arignote.link.numba.whole import WHOLE_CHOICES, WholeGraph
 from arignote.link.python.codegen import PyGenLinker, _Generator
 from arignote.scalar.composite import Composite
@@ -238,9 +240,9 @@ def wait_for_kernels(timeout: float | None = None) -> bool:
 _pool: ThreadPoolExecutor | None = None
 
 
-def _split_call(kernel: Callable, args: tuple, n: int) -> None:
+def _split_call(kernel: Callable, args: tuple, n: int) -> bool:
     """``kernel(*args, 0, n)`` as two halves, one on a helper thread (the kernels release
-    the GIL)."""
+    the GIL); whether either asked for tier 1."""
     global _pool
     if _pool is None:
         from concurrent.futures import ThreadPoolExecutor  # (~5 ms to import: on first use)
@@ -248,8 +250,18 @@ def _split_call(kernel: Callable, args: tuple, n: int) -> None:
         _pool = ThreadPoolExecutor(1, thread_name_prefix="arignote-kernel")
     half = n // 2
     future = _pool.submit(kernel, *args, half, n)
-    kernel(*args, 0, half)
-    future.result()
+    first = kernel(*args, 0, half)
+    return bool(future.result()) or bool(first)
+
+
+def _c_inputs(vals: list) -> list:
+    """The inputs as the kernels' signatures take them: writeable C-contiguous arrays (a
+    copy of any other)."""
+    for k, v in enumerate(vals):
+        flags = v.flags
+        if not (flags.c_contiguous and flags.writeable):
+            vals[k] = np.array(v, order="C")
+    return vals
 
 
 # -- tier-2 thunks -----------------------------------------------------------------------------
@@ -407,7 +419,9 @@ class NumbaLinker(PyGenLinker):
                     slot = slots[k] = _Slot(k, node, None, thunks[k])
                     j = position[src]
                     slot.producer = slots[j] = _Slot(j, src, None, thunks[j])
-                elif isinstance(op, Elemwise) and isinstance(op.scalar_op, Composite) and op.nout == 1:
+                elif (
+                    isinstance(op, Elemwise) and isinstance(op.scalar_op, Composite) and op.nout == 1
+                ) or has_plan_op(op):
                     slots[k] = _Slot(k, node, None, thunks[k])
                 continue
             if isinstance(op, CAReduce):
@@ -421,6 +435,8 @@ class NumbaLinker(PyGenLinker):
                         plan = None  # a plain reduction: NumPy's is as fast (bench/backend.py)
             elif isinstance(op, Elemwise):
                 plan = plan_node(node)
+            else:
+                plan = plan_op(op, node)
             if plan is None or (not self.force and not pays(plan)):
                 continue
             slot = _Slot(k, node, plan, thunks[k])
@@ -464,8 +480,10 @@ class NumbaLinker(PyGenLinker):
                 if slot.plan is None:
                     if slot.producer is not None:
                         slot.plan = slot.producer.plan = plan_reduction(slot.node, slot.producer.node)
-                    else:
+                    elif isinstance(slot.node.op, Elemwise):
                         slot.plan = plan_node(slot.node)
+                    else:
+                        slot.plan = plan_op(slot.node.op, slot.node)
                     if slot.plan is None or not pays(slot.plan):
                         slot.state = "tier 1 (no kernel pays)"
                         slot.extra["namespace"][slot.name] = tier1
@@ -586,6 +604,8 @@ def _installer(
     def install(kernel: Callable) -> None:
         if slot.plan.kind == "map":
             namespace[slot.name] = _map_thunk(linker, slot, kernel, storage_map, compute_map)
+        elif slot.plan.kind == "rows":
+            namespace[slot.name] = _rows_thunk(linker, slot, kernel, storage_map, compute_map)
         else:
             thunk, skip = _reduce_thunk(linker, slot, kernel, storage_map, compute_map)
             namespace[slot.name] = thunk  # first: it also runs after the producer's tier 1
@@ -613,7 +633,8 @@ def _map_thunk(
     consts = plan.consts
     min_size = max(linker.min_size, 1)
     split = linker.threads == 2
-    inplace = dict(node.op.inplace_pattern)
+    # (a guarded kernel may hand the call back to tier 1 after writing: never over an input)
+    inplace = {} if plan.guarded else dict(node.op.inplace_pattern)
 
     def thunk() -> None:
         vals = [c[0] for c in in_cells]
@@ -621,6 +642,7 @@ def _map_thunk(
             if type(v) is not _ndarray:
                 tier1()
                 return
+        vals = _c_inputs(vals)
         shape = _shape_of(vals, bcasts, ndim)
         if shape is None or shape[0] == 0:
             tier1()
@@ -650,14 +672,65 @@ def _map_thunk(
         args = (*vals, *consts, *outs)
         try:
             if split and size >= 1 << 18 and shape[0] > 1:
-                _split_call(kernel, args, shape[0])
+                beyond = _split_call(kernel, args, shape[0])
             else:
-                kernel(*args, 0, shape[0])
-        except TypeError:  # not the kernel's types (a read-only array): tier 1
+                beyond = kernel(*args, 0, shape[0])
+        except TypeError:  # not the kernel's types: tier 1
+            tier1()
+            return
+        if beyond:  # an argument the vectorised math leaves to NumPy
             tier1()
             return
         for cell, o in zip(out_cells, outs):
             cell[0] = o
+        for f in flags:
+            f[0] = True
+
+    thunk.sets_outputs = True
+    return thunk
+
+
+def _rows_thunk(
+    linker: NumbaLinker, slot: _Slot, kernel: Callable, storage_map: dict, compute_map: dict
+) -> Callable:
+    """A ``"rows"`` kernel's thunk (:func:`~arignote.link.numba.kernels.plan_op`): the input
+    seen as ``(A, n, B)``, the rows ``A`` split over two threads when asked."""
+    node, plan, tier1 = slot.node, slot.plan, slot.tier1
+    in_cell = storage_map[node.inputs[0]]
+    out_cell = storage_map[node.outputs[0]]
+    flags = _flags(node, compute_map)
+    lo, hi = plan.keep
+    odt = np.dtype(plan.out_dtypes[0])
+    ndim = node.inputs[0].type.ndim
+    min_size = max(linker.min_size, 1)
+    split = linker.threads == 2
+
+    def thunk() -> None:
+        x = in_cell[0]
+        if type(x) is not _ndarray or x.dtype != odt or x.ndim != ndim or x.size < min_size:
+            tier1()
+            return
+        (x,) = _c_inputs([x])
+        shape = x.shape
+        a = n = b = 1
+        for d in range(ndim):
+            if d < lo:
+                a *= shape[d]
+            elif d < hi:
+                n *= shape[d]
+            else:
+                b *= shape[d]
+        out = np.empty(shape, odt)
+        args = (x.reshape(a, n, b), out.reshape(a, n, b))
+        try:
+            if split and x.size >= 1 << 18 and a > 1:
+                _split_call(kernel, args, a)
+            else:
+                kernel(*args, 0, a)
+        except TypeError:
+            tier1()
+            return
+        out_cell[0] = out
         for f in flags:
             f[0] = True
 
@@ -736,6 +809,7 @@ def _reduce_thunk(
         if shape is None:
             fallback(vals)
             return
+        cvals = _c_inputs(list(vals))
         size = 1
         for n in shape:
             size *= n
@@ -744,14 +818,17 @@ def _reduce_thunk(
             return
         oshape = tuple(shape[d] for d in keep)
         out = np.empty(oshape if keep else (1,), odt)
-        args = (*vals, *consts, out)
+        args = (*cvals, *consts, out)
         n = oshape[0] if keep else 1
         try:
             if split and size >= 1 << 18 and n > 1:
-                _split_call(kernel, args, n)
+                beyond = _split_call(kernel, args, n)
             else:
-                kernel(*args, 0, n)
+                beyond = kernel(*args, 0, n)
         except TypeError:
+            fallback(vals)
+            return
+        if beyond:
             fallback(vals)
             return
         out_cell[0] = out if keep else out.reshape(())

@@ -16,6 +16,14 @@ How: for ``a = |x|``, ``tanh(a) = e / (e + 2)`` with ``e = expm1(2a)``; ``expm1(
 Beyond ``|x| = 20`` tanh rounds to 1, so ``a`` is clamped there (``k <= 57``: the shift stays
 in range); the sign is put back at the end; NaN, ``+0.0`` and ``-0.0`` are returned as given.
 
+exp, log1p, sin and cos are LLVM IR emitted by Numba intrinsics
+(:mod:`arignote.link.numba.vecmath`, which imports Numba): a generated source calling
+``_arignote_exp(`` and the others imports them under those names, and the import line carries a
+hash of that module's file, so that a change there changes every kernel's content key. sin and
+cos reduce their argument for ``|x| <= TRIG_MAX`` only: a loop calling them also tests
+:data:`TRIG_BEYOND_NAME` on each argument and leaves the call to tier 1 (NumPy) where it is
+true (:func:`trig_guard`).
+
 Only the text lives here (nothing imports Numba): :func:`helpers_for` gives the definitions a
 generated source needs, which the writers put at the head of its module, so that the text is
 part of the module's content key in the disk cache.
@@ -23,9 +31,48 @@ part of the module's content key in the disk cache.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import math
+from pathlib import Path
 
-__all__ = ["INLINE_MAX", "TANH", "TANH_NAME", "helpers_for", "libm_where_long"]
+__all__ = [
+    "INLINE_MAX",
+    "TANH",
+    "TANH_NAME",
+    "TRIG_BEYOND_NAME",
+    "VECMATH_NAMES",
+    "helpers_for",
+    "libm_where_long",
+    "trig_guard",
+]
+
+#: the generated code's name of each function of :mod:`arignote.link.numba.vecmath`
+VECMATH_NAMES = {
+    "exp": "_arignote_exp",
+    "log1p": "_arignote_log1p",
+    "sin": "_arignote_sin",
+    "cos": "_arignote_cos",
+    "trig_beyond": "_arignote_trig_beyond",
+    "maxnum": "_arignote_maxnum",
+}
+TRIG_BEYOND_NAME = VECMATH_NAMES["trig_beyond"]
+
+
+@functools.cache
+def _vecmath_hash() -> str:
+    return hashlib.sha256(Path(__file__).with_name("vecmath.py").read_bytes()).hexdigest()[:16]
+
+
+def _vecmath_import(fn: str, name: str) -> str:
+    return f"from arignote.link.numba.vecmath import {fn} as {name}  # vecmath {_vecmath_hash()}"
+
+
+def trig_guard(arg: str) -> str:
+    """The expression, true where the float64 ``arg`` is finite and beyond what the generated
+    sin and cos reduce (their result there is NaN: the caller leaves the call to tier 1)."""
+    return f"{TRIG_BEYOND_NAME}({arg})"
+
 
 TANH_NAME = "_arignote_tanh"
 
@@ -64,8 +111,11 @@ INLINE_MAX = 8
 
 
 def helpers_for(source: str) -> list[str]:
-    """The definitions of the functions of this module that ``source`` calls, in order."""
-    return [text for name, text in _ALL.items() if f"{name}(" in source]
+    """The definitions of the functions of this module that ``source`` calls, in order (for
+    the vectorised math: import lines)."""
+    out = [text for name, text in _ALL.items() if f"{name}(" in source]
+    out += [_vecmath_import(fn, name) for fn, name in VECMATH_NAMES.items() if f"{name}(" in source]
+    return out
 
 
 def libm_where_long(source: str) -> str:

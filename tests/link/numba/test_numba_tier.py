@@ -54,13 +54,13 @@ def test_kernel_text_has_structure_not_constants():
     assert [float(c) for c in p3.consts] == [3.0]
     xf = pt.vector("x", dtype="float32")
     p32 = plan_node(arignote.function([xf], pt.exp(xf) * 2 + xf, mode=Mode("vm", "fast_run")).vm.nodes[0])
-    assert p32.key != p2.key and "float32[:]" in p32.source  # dtypes are structure
+    assert p32.key != p2.key and "float32[::1]" in p32.source  # dtypes are structure
     # a reduction of a fused input computes the body in its loop
     X = pt.matrix("X")
     g = arignote.function([X], pt.sum(pt.exp(X) * X, axis=1), mode=Mode("vm", "fast_run"))
     red = g.vm.nodes[-1]
     plan = plan_reduction(red, red.inputs[0].owner)
-    assert plan.kind == "reduce" and "np.exp(x0)" in plan.source and plan.keep == (0,)
+    assert plan.kind == "reduce" and "_arignote_exp(np.float64(x0))" in plan.source and plan.keep == (0,)
 
 
 def test_numba_mode_without_numba_says_to_install(monkeypatch):

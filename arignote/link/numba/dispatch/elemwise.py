@@ -24,7 +24,7 @@ from arignote.link.numba.dispatch.basic import (
     numba_funcify,
     shape_tuple,
 )
-from arignote.link.numba.kernels import _as_body, _body_lines
+from arignote.link.numba.kernels import _as_body, _body_lines, _guard_lines
 from arignote.link.numba.scalar_math import helpers_for, libm_where_long
 from arignote.scalar import basic as psb
 from arignote.tensor.elemwise import CAReduce, DimShuffle, Elemwise
@@ -83,7 +83,10 @@ def elemwise_reducing(node: Apply, reduced: dict[int, Apply]) -> NumbaImpl:
     ins = [f"a{k}" for k in range(len(node.inputs))]
     consts: list = []
     indent = "    " * (ndim + 1)
-    made = _body_lines(comp, [f"x{k}" for k in range(len(ins))], indent, consts, {})
+    # (sin and cos: vectorised where a guard can leave the call to tier 1, in loops; libm's
+    # on 0-d values)
+    guards: list[str] | None = [] if ndim else None
+    made = _body_lines(comp, [f"x{k}" for k in range(len(ins))], indent, consts, {}, guards)
     if made is None:
         raise NoNumbaImpl(f"{op}: a scalar op or dtype of its body has no Numba template")
     body, outs, _ = made
@@ -128,18 +131,24 @@ def elemwise_reducing(node: Apply, reduced: dict[int, Apply]) -> NumbaImpl:
             target = f"o{j}"
             rets.append(f"{nb_dtype(rdt)}(o{j})")
         steps[j] = (target, step, nb_dtype(acc))
+    if guards:
+        lines.append("    beyond = False")
     for d in range(ndim):
         lines.append(f"{'    ' * (d + 1)}for j{d} in range(n{d}):")
     for k, (a, v) in enumerate(zip(ins, node.inputs)):
         idx = ", ".join("0" if b else j for b, j in zip(v.type.broadcastable, loop))
         lines.append(f"{indent}x{k} = {a}[{idx}]")
     lines += body
+    lines += _guard_lines(guards or [], indent)
     for j, name in enumerate(outs):
         if j in steps:
             target, step, cast = steps[j]
             lines.append(f"{indent}{target} = {step.format(a=target, v=f'{cast}({name})')}")
         else:
             lines.append(f"{indent}o{j}[{', '.join(loop)}] = {name}")
+    if guards:  # (the whole-graph function's caller then computes the call on tier 1)
+        lines.append("    if beyond:")
+        lines.append("        raise ValueError('a sin or cos argument beyond the vectorised reduction')")
     lines.append(f"    return {', '.join(rets)}")
     source = libm_where_long("\n".join(lines) + "\n")
     return NumbaImpl(source, tuple(consts), tuple(helpers_for(source)))

@@ -150,6 +150,12 @@ def test_huge_sin_arguments_are_computed_by_tier_1_in_both_tiers():
     (node,) = [n for n in f.maker.fgraph.toposort() if plan_node(n) is not None]
     plan = plan_node(node)
     assert plan.guarded and "_arignote_trig_beyond(" in plan.source and "_arignote_sin(" in plan.source
+    # a reduction computing its fused input in its loop hands the call back too
+    g = arignote.function([x], pt.sum(pt.sin(x) * 2.0), mode="NUMBA_KERNELS")
+    (slot,) = g.vm.tier2
+    assert slot.plan.kind == "reduce" and slot.plan.guarded and slot.state == "tier 2"
+    np.testing.assert_allclose(g(v), np.sum(np.sin(v) * 2.0), rtol=1e-12)
+    np.testing.assert_allclose(g(v[8:]), np.sum(np.sin(v[8:]) * 2.0), rtol=1e-12)
 
 
 def test_float32_is_computed_in_float64_and_rounded_once():

@@ -460,15 +460,16 @@ def plan_node(node: Apply) -> KernelPlan | None:
     for d in range(1, ndim):
         lines.append(f"    n{d} = o0.shape[{d}]")
     lines.append("    beyond = False")
-    lines.append("    for j0 in range(start, stop):")
+    ins_s, os_s = _sliced(lines, ins, bcasts), _sliced(lines, os_, [(False,)] * len(os_))
+    lines.append("    for j0 in range(stop - start):")
     for d in range(1, ndim):
         lines.append(f"{'    ' * (d + 1)}for j{d} in range(n{d}):")
     idx = ", ".join(loop)
-    for k, (a, b) in enumerate(zip(ins, bcasts)):
+    for k, (a, b) in enumerate(zip(ins_s, bcasts)):
         lines.append(f"{indent}x{k} = {a}[{_index(b, loop)}]")
     lines += body
     lines += _guard_lines(guards, indent)
-    for o, name in zip(os_, outs):
+    for o, name in zip(os_s, outs):
         lines.append(f"{indent}{o}[{idx}] = {name}")
     lines.append("    return beyond")
     source = _with_helpers(lines)
@@ -482,6 +483,21 @@ def plan_node(node: Apply) -> KernelPlan | None:
         (costs[0] + _ARITH[0], costs[1]),
         guarded=bool(guards),
     )
+
+
+def _sliced(lines: list[str], names: list[str], bcasts: list | tuple) -> list[str]:
+    """Statements making each array of ``names`` its rows ``start:stop`` (those not
+    broadcastable at dimension 0), and the names to index then, from row 0: a loop from 0
+    LLVM vectorises better than one from ``start`` (measured on the ew kernel: 8.4 -> 5.3 ms
+    of CPU)."""
+    out = []
+    for a, b in zip(names, bcasts):
+        if b[0]:
+            out.append(a)
+        else:
+            lines.append(f"    {a}s = {a}[start:stop]")
+            out.append(f"{a}s")
+    return out
 
 
 def _guard_lines(guards: list[str], indent: str) -> list[str]:
@@ -556,6 +572,10 @@ def plan_reduction(node: Apply, producer: Apply | None) -> KernelPlan | None:
             if not b[d]:
                 shape[d] = f"a{k}.shape[{d}]"
     trailing = all(d > max(keep, default=-1) for d in axes)  # reduced dims innermost
+    if p == 0:  # (rows start:stop as views, the loop from 0: see _sliced)
+        ins_at, out_at = _sliced(lines, ins, bcasts), _sliced(lines, ["o0"], [(False,)])[0]
+    else:
+        ins_at, out_at = ins, "o0"
     ind = "    "
     step_at = None  # the indentation depth where the accumulator starts and is stored
     if not trailing:  # the output is the accumulator
@@ -568,22 +588,22 @@ def plan_reduction(node: Apply, producer: Apply | None) -> KernelPlan | None:
         if trailing and keep and d == axes[0]:
             lines.append(f"{ind * depth}acc = np.{acc}({init})")
             step_at = depth
-        rng = "range(start, stop)" if d == p else f"range({shape[d]})"
+        rng = ("range(stop - start)" if p == 0 else "range(start, stop)") if d == p else f"range({shape[d]})"
         lines.append(f"{ind * depth}for j{d} in {rng}:")
         depth += 1
     pad = ind * depth
-    for k, (a, b) in enumerate(zip(ins, bcasts)):
+    for k, (a, b) in enumerate(zip(ins_at, bcasts)):
         lines.append(f"{pad}x{k} = {a}[{_index(b, loop)}]")
     lines += [f"{pad}{line}" for line in body]
     lines += _guard_lines(guards, pad)
     if trailing:
         lines.append(pad + step.format(a="acc", v=f"np.{acc}({value})"))
-        lines.append(f"{ind * step_at}o0[{kept_idx}] = acc")
+        lines.append(f"{ind * step_at}{out_at}[{kept_idx}] = acc")
     else:
         lines.append(f"{pad}v = np.{acc}({value})")
-        lines.append(f"{pad}a = np.{acc}(o0[{kept_idx}])")
+        lines.append(f"{pad}a = np.{acc}({out_at}[{kept_idx}])")
         lines.append(pad + step.format(a="a", v="v"))
-        lines.append(f"{pad}o0[{kept_idx}] = a")
+        lines.append(f"{pad}{out_at}[{kept_idx}] = a")
     lines.append("    return beyond")
     source = _with_helpers(lines)
     return KernelPlan(

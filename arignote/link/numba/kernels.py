@@ -133,13 +133,19 @@ def _reciprocal(args: list[str], ins: tuple, out: str) -> str | None:
 
 
 def _sigmoid(args: list[str], ins: tuple, out: str) -> str | None:
-    a = args[0]
-    return f"(np.{out}(1) / (np.{out}(1) + np.exp(-{a})))" if _all_float(ins, out) else None
+    exp = VECMATH_NAMES["exp"]  # (vectorised: see _vec)
+    a = f"np.float64({args[0]})"
+    return f"(1.0 / (1.0 + {exp}(-{a})))" if _all_float(ins, out) else None
 
 
 def _softplus(args: list[str], ins: tuple, out: str) -> str | None:
-    # log(1 + exp(x)) as NumPy's logaddexp(0, x): no overflow for large x
-    return f"np.logaddexp(np.{out}(0), {args[0]})" if _all_float(ins, out) else None
+    # log(1 + exp(x)) as NumPy's logaddexp(0, x) computes it, max(x, 0) + log1p(exp(-|x|)):
+    # no overflow for large x; NaN stays NaN (through exp), -inf gives 0, inf gives inf
+    exp, log1p = VECMATH_NAMES["exp"], VECMATH_NAMES["log1p"]
+    x = f"np.float64({args[0]})"
+    if not _all_float(ins, out):
+        return None
+    return f"(({x} if {x} > 0.0 else 0.0) + {log1p}({exp}(-abs({x}))))"
 
 
 def _log1mexp(args: list[str], ins: tuple, out: str) -> str | None:
@@ -236,6 +242,8 @@ _TEMPLATES: dict[type, Any] = {
 #: ops whose generated call is valid only where a guard expression of its first argument is
 #: false (sin and cos: |x| <= vecmath.TRIG_MAX); a loop ORs them and leaves the call to tier 1
 _GUARDED = (psb.Sin, psb.Cos)
+#: integer divisions: a zero divisor is the reference's ZeroDivisionError, not NumPy's 0
+_INT_DIVISIONS = (psb.IntDiv, psb.Mod)
 
 # -- the cost model (ns per element, measured: bench/backend.py "ops" table) -----------------
 #
@@ -258,7 +266,8 @@ _COST: dict[type, tuple[float, float]] = {
     psb.TrueDiv: (1.8, 0.8),
     psb.Reciprocal: (1.8, 0.8),
     psb.Pow: (12.0, 12.0),
-    pss.Sigmoid: (5.0, 5.0),
+    pss.Sigmoid: (5.0, 2.5),
+    pss.Softplus: (10.0, 4.0),
     psb.Tanh: (2.1, 1.5),
 }
 _OTHER = (10.0, 10.0)  # libm-bound in both (tan, arcsin, ...)
@@ -288,8 +297,8 @@ class KernelPlan:
     kept input dimensions; for ``"rows"``, the first and past-the-last axes it runs along) and,
     for a reduction, ``op_name`` and ``empty_ok`` (whether an empty reduction has a value),
     ``guarded``: whether the kernel may return True, asking its caller to compute the call on
-    tier 1 instead (an argument of sin or cos beyond the vectorised reduction: no output
-    written in place of an input then)."""
+    tier 1 instead (an argument of sin or cos beyond the vectorised reduction, an integer
+    division by zero: no output written in place of an input then)."""
 
     kind: str
     source: str
@@ -319,9 +328,10 @@ def _body_lines(
 ) -> tuple[list[str], list[str], tuple[float, float]] | None:
     """Statements computing ``comp``'s outputs from ``in_names`` (scalars), the names of
     its outputs, and its cost; None when an op or dtype is not one we write. The guard
-    expressions of the body's sin and cos calls (:data:`_GUARDED`) are appended to
-    ``guards``; without a list (a caller that cannot leave a call to tier 1) those ops call
-    libm."""
+    expressions of the body's sin and cos calls (:data:`_GUARDED`) and integer divisions
+    (:data:`_INT_DIVISIONS`: a zero divisor) are appended to ``guards``; without a list (a
+    caller that cannot leave a call to tier 1) sin and cos call libm and a zero divisor
+    raises ``ZeroDivisionError``."""
     names: dict[Variable, str] = dict(zip(comp.inner_inputs, in_names))
     lines: list[str] = []
     numpy_cost = numba_cost = 0.0
@@ -353,6 +363,14 @@ def _body_lines(
             return None
         if guarded and guards is not None:
             guards.append(trig_guard(f"np.float64({args[0]})"))
+        if isinstance(node.op, _INT_DIVISIONS) and all(d in _INTS for d in in_dtypes):
+            # NumPy (and Numba's error model) give 0 for an integer division by zero; the
+            # reference raises: a loop leaves such a call to tier 1, a 0-d body raises
+            if guards is not None:
+                guards.append(f"({args[1]} == 0)")
+            else:
+                lines.append(f"{indent}if {args[1]} == 0:")
+                lines.append(f"{indent}    raise ZeroDivisionError('integer division by zero')")
         cast = "np.bool_" if odt == "bool" else f"np.{odt}"
         names[out] = f"v{k}"
         lines.append(f"{indent}v{k} = {cast}({expr})")

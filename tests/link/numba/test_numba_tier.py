@@ -149,6 +149,27 @@ def test_kernels_match_the_reference_vm(cache_dir):
         f(np.ones(4), np.ones(5), np.ones((2, 4)), np.ones(4, dtype="float32"), 1.0)
 
 
+@pytest.mark.parametrize("mode", ["NUMBA_KERNELS", "NUMBA"])
+def test_integer_division_by_zero_raises_the_reference_error(cache_dir, mode):
+    """NumPy (and Numba's error model) give 0 for an integer division by zero; a fused
+    kernel or the whole-graph function hands such a call to tier 1, which raises the
+    reference VM's error, in a loop and on 0-d values alike."""
+    i, j = pt.lvector("i"), pt.lvector("j")
+    a, b = pt.lscalar("a"), pt.lscalar("b")
+    outs = [(i // j) * 3 + 1, (i % j) - i, (a // b) * 2 + a]
+    f = arignote.function([i, j, a, b], outs, mode=mode)
+    if mode == "NUMBA":
+        assert f.vm.whole.state == "in use", f.vm.whole.reason
+    else:
+        assert [s.plan.kind for s in f.vm.tier2] == ["map", "map"]  # the vectors' fused nodes
+    iv, jv = np.arange(-2, 4), np.array([1, 2, -3, 3, 5, 2])
+    for k, (g, w) in enumerate(zip(f(iv, jv, 7, 2), _vm([i, j, a, b], outs)(iv, jv, 7, 2))):
+        np.testing.assert_array_equal(g, w, err_msg=f"output {k}")
+    for args in [(iv, np.where(jv == 3, 0, jv), 7, 2), (iv, jv, 7, 0)]:
+        with pytest.raises(ZeroDivisionError, match="integer division by zero"):
+            f(*args)
+
+
 def test_background_tier_swaps_in_and_later_processes_find_it(cache_dir):
     pytest.importorskip("numba")
     x, y = pt.vectors("x", "y")

@@ -148,7 +148,7 @@ def elemwise_reducing(node: Apply, reduced: dict[int, Apply]) -> NumbaImpl:
             lines.append(f"{indent}o{j}[{', '.join(loop)}] = {name}")
     if guards:  # (the whole-graph function's caller then computes the call on tier 1)
         lines.append("    if beyond:")
-        lines.append("        raise ValueError('a sin or cos argument beyond the vectorised reduction')")
+        lines.append("        raise ValueError('a value the vectorised reduction leaves to tier 1')")
     lines.append(f"    return {', '.join(rets)}")
     source = libm_where_long("\n".join(lines) + "\n")
     return NumbaImpl(source, tuple(consts), tuple(helpers_for(source)))

@@ -4,17 +4,19 @@
 much, most of it shared SciPy machinery), more than the rest of ``import arignote``; most
 programs never run an Op that needs them. Two tools defer the import to the first use:
 
-* :class:`LazyModule`: a stand-in for a module, ``sp = LazyModule("scipy.special")``, whose
-  attributes (``sp.psi(z)``) import the module on first access. Each attribute is then kept on
-  the stand-in, so later accesses are one attribute lookup, as on the module itself.
+* :func:`lazy_module`: a stand-in for a module, ``sp = lazy_module("scipy.special")``, whose
+  first attribute access (``sp.psi(z)``) imports the module and fills the stand-in with its
+  names: later accesses cost what they cost on the module itself.
 * :class:`LazyAttribute`: a class attribute (``ufunc = LazyAttribute("scipy.special", "erf")``)
   that imports the module the first time it is read, then replaces itself on its class with the
   value: ``self.ufunc`` in ``perform`` is a plain class-attribute lookup from then on.
 
-A name the installed SciPy does not have raises :class:`ImportError` naming the function and
-the SciPy version, at first use.
+A name the installed SciPy does not have raises, at first use: the module's ``AttributeError``
+from :func:`lazy_module`, an :class:`ImportError` naming the function and the SciPy version
+from :class:`LazyAttribute` (an ``AttributeError`` there would read as "no such class
+attribute" to ``getattr(op, "ufunc", None)``).
 
->>> sp = LazyModule("scipy.special")
+>>> sp = lazy_module("scipy.special")
 >>> float(sp.gammaln(5.0))  # log(4!)
 3.1780538303479458
 >>> class Op:
@@ -30,7 +32,7 @@ import sys
 import types
 from typing import Any
 
-__all__ = ["LazyAttribute", "LazyModule", "loaded_module"]
+__all__ = ["LazyAttribute", "lazy_module", "loaded_module"]
 
 
 def _resolve(module_name: str, name: str) -> Any:
@@ -61,25 +63,28 @@ def loaded_module(name: str) -> types.ModuleType | None:
     return sys.modules.get(name)
 
 
-class LazyModule:
-    """A module imported on first attribute access; each attribute read is kept on the
-    stand-in (see the module docstring)."""
+def lazy_module(name: str) -> types.ModuleType:
+    """A stand-in for module ``name`` that imports it on first attribute access (see the
+    module docstring).
 
-    def __init__(self, name: str) -> None:
-        _check_not_own(name)
-        self.__dict__["_lazy_name"] = name
+    The stand-in is a plain module object with a ``__getattr__`` (PEP 562). The first access
+    imports the module, copies its namespace into the stand-in and removes that hook: from then
+    on a name is read as from the module itself, at the same speed (the interpreter does not
+    specialise attribute reads on a module that has a ``__getattr__``), and a name the module
+    lacks raises its usual ``AttributeError``.
+    """
+    _check_not_own(name)
+    stand_in = types.ModuleType(name, f"{name}, imported on first use (arignote.lazy)")
 
-    def __getattr__(self, attr: str) -> Any:
-        # only called for names not yet kept: the first access of each
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        value = _resolve(self._lazy_name, attr)
-        self.__dict__[attr] = value
-        return value
+    def __getattr__(attr: str) -> Any:
+        module = importlib.import_module(name)
+        namespace = vars(stand_in)
+        namespace.update(vars(module))  # first, so that another thread never sees it half-done
+        namespace.pop("__getattr__", None)  # (ours, or the module's own, copied over it)
+        return getattr(module, attr)
 
-    def __repr__(self) -> str:
-        state = "imported" if self._lazy_name in sys.modules else "not imported yet"
-        return f"<lazy module {self._lazy_name!r} ({state})>"
+    stand_in.__getattr__ = __getattr__  # type: ignore[attr-defined]
+    return stand_in
 
 
 class LazyAttribute:

@@ -75,7 +75,7 @@ LAYERS: tuple[tuple[str, int], ...] = (
     # plain-Python and NumPy helpers at pytensor.utils's and pytensor.npy_2_compat's paths
     ("arignote.utils", 1),
     ("arignote.npy_2_compat", 1),
-    # SciPy's slow-to-import modules, imported on first use (LazyModule, LazyAttribute)
+    # SciPy's slow-to-import modules, imported on first use (lazy_module, LazyAttribute)
     ("arignote.lazy", 1),
     ("arignote.ifelse", 8),
     ("arignote.optimize", 8),

@@ -11,14 +11,14 @@ import numpy as np
 
 from arignote.graph.basic import Variable
 from arignote.graph.null_type import grad_not_implemented
-from arignote.lazy import LazyAttribute, LazyModule
+from arignote.lazy import LazyAttribute, lazy_module
 from arignote.scalar.basic import _chain, _in_precision, add, mul, neg, true_div
 from arignote.scalar.incomplete import _MAX_STEPS, _TOL, _richardson
 from arignote.scalar.op import ScalarOp
 from arignote.scalar.scipy_impl import _out_dtypes, _real_params_complex_arg, _SciPyImpl
 
 # SciPy is imported on first use (see arignote.lazy)
-sp = LazyModule("scipy.special")
+sp = lazy_module("scipy.special")
 
 __all__ = [
     "Hyp2F1",

@@ -19,7 +19,7 @@ import numpy as np
 
 from arignote.graph.basic import Variable
 from arignote.graph.null_type import grad_not_implemented
-from arignote.lazy import LazyAttribute, LazyModule
+from arignote.lazy import LazyAttribute, lazy_module
 from arignote.scalar.basic import (
     _const,
     _in_precision,
@@ -39,7 +39,7 @@ from arignote.scalar.scipy_impl import _Float64Impl, _SciPyImpl
 from arignote.scalar.special import FloatNary, _float_args, gamma, gammaln, psi, xlogy0
 
 # SciPy is imported on first use (see arignote.lazy)
-sp = LazyModule("scipy.special")
+sp = lazy_module("scipy.special")
 
 __all__ = [
     "betainc_dab",

@@ -20,7 +20,7 @@ import numpy as np
 
 from arignote.graph.basic import Variable
 from arignote.graph.null_type import grad_not_implemented, grad_undefined
-from arignote.lazy import LazyAttribute, LazyModule
+from arignote.lazy import LazyAttribute, lazy_module
 from arignote.scalar.basic import (
     FloatUnary,
     _chain,
@@ -45,7 +45,7 @@ from arignote.scalar.scipy_impl import _Float64Impl, _half
 from arignote.scalar.type import ScalarType, complex_types, get_scalar_type, upcast
 
 # SciPy is imported on first use (see arignote.lazy)
-sp = LazyModule("scipy.special")
+sp = lazy_module("scipy.special")
 
 __all__ = [
     "Erf",

@@ -39,7 +39,7 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
-from arignote.lazy import LazyModule
+from arignote.lazy import lazy_module
 from arignote.link.python.blas_threads import limited_call
 from arignote.link.python.dispatch import accepts_plain, register_python_thunk
 from arignote.link.python.elemwise import _done_flags, _with_attrs
@@ -47,7 +47,7 @@ from arignote.tensor.gemm import BLAS_DTYPES, Gemm, Gemv, Ger
 from arignote.tensor.products import Dot
 
 # imported when a thunk first runs a product (see arignote.lazy)
-scipy_blas = LazyModule("scipy.linalg.blas")
+scipy_blas = lazy_module("scipy.linalg.blas")
 
 __all__ = ["dot_thunk", "gemm_thunk", "gemv_thunk", "ger_thunk"]
 

@@ -32,10 +32,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from arignote.lazy import LazyModule
+from arignote.lazy import lazy_module
 
 # imported when the thread control is first looked up (see arignote.lazy)
-scipy_blas = LazyModule("scipy.linalg.blas")
+scipy_blas = lazy_module("scipy.linalg.blas")
 
 __all__ = ["blas_thread_control", "blas_thread_limit", "limited_call", "set_blas_thread_limit"]
 

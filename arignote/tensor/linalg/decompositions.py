@@ -21,7 +21,7 @@ import numpy as np
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import disconnected_type, grad_not_implemented, is_disconnected
 from arignote.graph.op import Op
-from arignote.lazy import LazyModule
+from arignote.lazy import lazy_module
 from arignote.tensor.alloc import eye, tril, triu, zeros_like
 from arignote.tensor.join import concatenate, split
 from arignote.tensor.linalg.operands import (
@@ -52,7 +52,7 @@ from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import cast, eq, minimum, switch
 
 # imported on first use (see arignote.lazy)
-scipy_linalg = LazyModule("scipy.linalg")
+scipy_linalg = lazy_module("scipy.linalg")
 
 __all__ = [
     "Cholesky",

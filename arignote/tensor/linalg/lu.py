@@ -23,7 +23,7 @@ import numpy as np
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
-from arignote.lazy import LazyModule
+from arignote.lazy import lazy_module
 from arignote.tensor.alloc import tril, triu, zeros_like
 from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.linalg.operands import eye_like, lapack_dtype, mT
@@ -32,7 +32,7 @@ from arignote.tensor.products import dot
 from arignote.tensor.type import TensorType
 
 # imported on first use (see arignote.lazy)
-scipy_linalg = LazyModule("scipy.linalg")
+scipy_linalg = lazy_module("scipy.linalg")
 
 __all__ = ["LU", "LUFactor", "PivotToPermutations", "lu", "lu_factor", "lu_solve", "pivot_to_permutation"]
 

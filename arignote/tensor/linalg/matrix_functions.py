@@ -11,7 +11,7 @@ import numpy as np
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
-from arignote.lazy import LazyModule
+from arignote.lazy import lazy_module
 from arignote.tensor.alloc import eye, zeros_like
 from arignote.tensor.axes import expand_dims, moveaxis, squeeze
 from arignote.tensor.conversion import as_tensor_variable
@@ -43,7 +43,7 @@ from arignote.tensor.ufuncs import abs as abs_
 from arignote.tensor.ufuncs import cast, neq, sqrt
 
 # imported on first use (see arignote.lazy)
-scipy_linalg = LazyModule("scipy.linalg")
+scipy_linalg = lazy_module("scipy.linalg")
 
 __all__ = ["Expm", "expm", "matrix_dot", "matrix_power", "norm", "trace"]
 

@@ -31,7 +31,7 @@ import numpy as np
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import is_disconnected
 from arignote.graph.op import Op
-from arignote.lazy import LazyModule
+from arignote.lazy import lazy_module
 from arignote.tensor.alloc import zeros_like
 from arignote.tensor.linalg.composed import solve_discrete_lyapunov
 from arignote.tensor.linalg.operands import (
@@ -51,7 +51,7 @@ from arignote.tensor.products import dot
 from arignote.tensor.type import TensorType
 
 # imported on first use (see arignote.lazy)
-scipy_linalg = LazyModule("scipy.linalg")
+scipy_linalg = lazy_module("scipy.linalg")
 
 __all__ = ["SolveDiscreteARE", "solve_discrete_are"]
 

@@ -27,7 +27,7 @@ import numpy as np
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import grad_not_implemented
 from arignote.graph.op import Op
-from arignote.lazy import LazyModule
+from arignote.lazy import lazy_module
 from arignote.tensor.linalg.operands import (
     apply_core,
     as_core,
@@ -42,7 +42,7 @@ from arignote.tensor.linalg.operands import (
 from arignote.tensor.type import TensorType
 
 # imported on first use (see arignote.lazy)
-scipy_linalg = LazyModule("scipy.linalg")
+scipy_linalg = lazy_module("scipy.linalg")
 
 __all__ = ["QZ", "Schur", "ordqz", "qz", "schur"]
 

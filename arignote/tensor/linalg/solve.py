@@ -20,7 +20,7 @@ import numpy as np
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
-from arignote.lazy import LazyModule
+from arignote.lazy import lazy_module
 from arignote.tensor.alloc import tril, triu
 from arignote.tensor.linalg.operands import (
     _fmt,
@@ -45,7 +45,7 @@ from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import conj
 
 # imported on first use (see arignote.lazy)
-scipy_linalg = LazyModule("scipy.linalg")
+scipy_linalg = lazy_module("scipy.linalg")
 
 __all__ = ["CholeskySolve", "Solve", "SolveBase", "SolveTriangular", "cho_solve", "solve", "solve_triangular"]
 

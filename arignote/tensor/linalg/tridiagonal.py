@@ -27,7 +27,7 @@ import numpy as np
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import grad_not_implemented, is_disconnected
 from arignote.graph.op import Op
-from arignote.lazy import LazyModule
+from arignote.lazy import lazy_module
 from arignote.tensor.alloc import zeros_like
 from arignote.tensor.diag import diagonal
 from arignote.tensor.linalg.operands import (
@@ -42,7 +42,7 @@ from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import maximum
 
 # imported on first use (see arignote.lazy)
-scipy_linalg = LazyModule("scipy.linalg")
+scipy_linalg = lazy_module("scipy.linalg")
 
 __all__ = ["LUFactorTridiagonal", "SolveLUFactorTridiagonal", "tridiagonal_lu_factor", "tridiagonal_lu_solve"]
 

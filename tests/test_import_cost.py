@@ -22,6 +22,7 @@ NOT_IMPORTED = (
     "scipy.signal",
     "scipy.optimize",
     "scipy.stats",
+    "numpy.random",  # (NumPy imports it on first use of np.random: ~6 ms)
     "jax",
     "numba",
     "llvmlite",

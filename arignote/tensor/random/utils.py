@@ -249,7 +249,7 @@ class RandomStream:
         self,
         seed: int | None = None,
         namespace: ModuleType | None = None,
-        rng_ctor: Callable[[np.random.SeedSequence], np.random.Generator] = np.random.default_rng,
+        rng_ctor: Callable[[np.random.SeedSequence], np.random.Generator] | None = None,
     ):
         if namespace is None:
             from arignote.tensor.random import basic as namespace
@@ -257,7 +257,9 @@ class RandomStream:
         self.default_instance_seed = seed
         self.state_updates: list[tuple[Variable, Variable]] = []
         self.gen_seedgen = np.random.SeedSequence(seed)
-        self.rng_ctor = rng_ctor
+        # None is numpy.random.default_rng (not the default value itself: reading it at import
+        # would import numpy.random, ~6 ms, with arignote)
+        self.rng_ctor = np.random.default_rng if rng_ctor is None else rng_ctor
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name in ("namespaces", "state_updates", "gen_seedgen", "rng_ctor"):

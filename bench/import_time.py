@@ -9,6 +9,8 @@ files; the rows take turns. Rows:
 * ``arignote``: ``import arignote``;
 * ``arignote logreg``: import, build a logistic regression's cost and gradient, compile
   them (FAST_RUN) and call once: what a script pays before its first result;
+* ``arignote arith``: the same for a graph of NumPy arithmetic and a mean with its gradient
+  (no SciPy-backed Op: nothing is imported on first use);
 * with ``--peer-python``: ``import pytensor`` and ``import jax`` in that interpreter.
 
     python bench/import_time.py [-n 15] [--peer-python /path/to/bin/python] [--json out.json]
@@ -39,6 +41,14 @@ rng = np.random.default_rng(0)
 f(rng.normal(size=(100, 5)), (rng.random(100) > 0.5).astype(float), np.zeros(5), 0.0)
 """
 
+ARITH = """
+import numpy as np, arignote, arignote.tensor as pt
+x = pt.dvector("x"); y = pt.dvector("y")
+c = ((x * y - 1) ** 2).mean()
+f = arignote.function([x, y], [c, *arignote.grad(c, [x])])
+f(np.ones(3), np.ones(3))
+"""
+
 
 def run_once(python: str, code: str, env: dict[str, str]) -> float:
     """Wall seconds of ``python -c code`` in a fresh process."""
@@ -67,6 +77,7 @@ def main() -> None:
         ("numpy", sys.executable, "import numpy"),
         ("arignote", sys.executable, "import arignote"),
         ("arignote logreg", sys.executable, LOGREG),
+        ("arignote arith", sys.executable, ARITH),
     ]
     if args.peer_python:
         rows += [("pytensor", args.peer_python, "import pytensor"), ("jax", args.peer_python, "import jax")]

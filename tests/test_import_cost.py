@@ -146,20 +146,18 @@ def test_sparse_is_imported_on_first_access() -> None:
 
 
 def test_a_pickled_function_of_scipy_backed_ops_runs_in_a_fresh_process(tmp_path) -> None:
-    import pickle
-
+    """Compiled and pickled in one fresh process, unpickled and called in another (each with
+    nothing of SciPy imported up front)."""
     import scipy.linalg
     import scipy.special
 
-    import arignote
-    import arignote.tensor as pt
-
-    x = pt.dvector("x")
-    a = pt.dmatrix("a")
-    # (the mode named: the test process's default may have been changed by another test)
-    f = arignote.function([x, a], [pt.gammaln(x) + pt.erfinv(x / 4), pt.linalg.solve(a, x)], mode="FAST_RUN")
     path = tmp_path / "f.pkl"
-    path.write_bytes(pickle.dumps(f))
+    _run(
+        "import pickle, arignote, arignote.tensor as pt\n"
+        "x = pt.dvector('x'); a = pt.dmatrix('a')\n"
+        "f = arignote.function([x, a], [pt.gammaln(x) + pt.erfinv(x / 4), pt.linalg.solve(a, x)])\n"
+        f"open({str(path)!r}, 'wb').write(pickle.dumps(f))\n"
+    )
     out = _run(
         "import pickle, sys, numpy as np\n"
         f"f = pickle.loads(open({str(path)!r}, 'rb').read())\n"

@@ -73,12 +73,13 @@ _CACHE: dict[LoopPlan, Any] = {}
 def loop_for(plan: LoopPlan) -> Any:
     """The loop function for ``plan`` (generated once per layout).
 
-    It is called as ``loop(vm, n, C, O, S, B, R, SH, consts, protect)`` with ``C``/``O``
+    It is called as ``loop(vm, n, C, O, S, B, R, SH, consts, protect, t0)`` with ``C``/``O``
     the inner function's input and output cells, ``S`` the sequences, ``B`` the buffers
     (``None`` for a stacked output not allocated yet), ``R`` the rows of each ring,
     ``SH`` the shape of each buffer's rows (``None`` until known), ``consts`` the
-    (cell, value) pairs to write again each step and ``protect`` the input cells to copy
-    before each step; it returns the number of steps run.
+    (cell, value) pairs to write again each step, ``protect`` the input cells to copy
+    before each step and ``t0`` the first step (0, or where the loop on scalars of
+    :mod:`arignote.scan.scalar_loop` handed over); it returns the number of steps run.
     """
     fn = _CACHE.get(plan)
     if fn is None:
@@ -103,7 +104,7 @@ def _row(b: int, expr: str, plan: LoopPlan) -> str:
 def _build(plan: LoopPlan) -> Any:
     n_bufs = len(plan.ring)
     nit_first = n_bufs - plan.n_nit
-    lines = ["def loop(vm, n, C, O, S, B, R, SH, consts, protect):"]
+    lines = ["def loop(vm, n, C, O, S, B, R, SH, consts, protect, t0=0):"]
     add = lines.append
     cells = sorted(
         {c for c, _, _ in plan.seq_feeds} | {c for c, _, _ in plan.rec_feeds} | {c for c, _ in plan.objects}
@@ -122,12 +123,12 @@ def _build(plan: LoopPlan) -> Any:
     # the previous value of each buffer read at tap -1: an array of its own
     prev = sorted({b for _, b, tap in plan.rec_feeds if tap == -1})
     for b in prev:
-        add(f"    p{b} = b{b}[{_row(b, f'{plan.starts[b]} - 1', plan)}, ...].copy()")
+        add(f"    p{b} = b{b}[{_row(b, f't0 + {plan.starts[b] - 1}', plan)}, ...].copy()")
     for k, (ci, _) in enumerate(plan.objects):
         add(f"    h{k} = C[{ci}][0]")
-    add("    t = 0")
+    add("    t = t0")
     add("    try:")
-    add("        for t in range(n):")
+    add("        for t in range(t0, n):")
     body = []
     for c, s, off in plan.seq_feeds:
         body.append(f"c{c}[0] = s{s}[t + {off}, ...]")

@@ -26,8 +26,10 @@ from arignote.compile.mode import get_mode
 from arignote.graph.basic import Apply, Variable, clone_get_equiv
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import HasInnerGraph, Op
+from arignote.link.python.codegen import PyGenLinker
 from arignote.printing.debug import register_node_annotator
 from arignote.scan.loop import LoopPlan, StepError, loop_for
+from arignote.scan.scalar_loop import scalar_loop_for
 from arignote.scan.utils import ScanInfo
 from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.shape import Shape_i
@@ -87,6 +89,7 @@ class Scan(Op, HasInnerGraph):
             self._hash = id(self)
         self._fn: Any = None
         self._plan: LoopPlan | None = None
+        self._scalar: Any = None  # the loop on NumPy scalars (False: none)
         self.loop_stats = {"calls": 0, "steps": 0, "seconds": 0.0}
 
     # -- identity and printing --------------------------------------------------------------
@@ -119,6 +122,7 @@ class Scan(Op, HasInnerGraph):
         state = dict(self.__dict__)
         state["_fn"] = None
         state["_plan"] = None
+        state["_scalar"] = None
         return state
 
     def clone(self) -> Scan:
@@ -129,6 +133,7 @@ class Scan(Op, HasInnerGraph):
         )
         res._fn = None
         res._plan = None
+        res._scalar = None
         return res
 
     def with_info(self, info: ScanInfo) -> Scan:
@@ -320,6 +325,27 @@ class Scan(Op, HasInnerGraph):
             )
         return plan
 
+    def scalar_loop(self) -> Any:
+        """The loop on NumPy scalars (:mod:`arignote.scan.scalar_loop`) when every value of
+        the step is 0-d and the inner function runs on tier 1 unprofiled (a forced tier or
+        the reference VM runs every step as asked), else None."""
+        loop = self._scalar
+        if loop is None:
+            fn = self.fn
+            linker = fn.maker.mode.linker
+            loop = False
+            if (
+                not self.profile
+                and isinstance(linker, PyGenLinker)
+                and getattr(linker, "jit", "never") != "sync"
+                and getattr(fn, "profile", None) is None
+            ):
+                _, _, non_sl = self.info.inner_slices()
+                loop = scalar_loop_for(fn.maker.fgraph, self.loop_plan(), range(non_sl.start, non_sl.stop))
+                loop = loop or False
+            self._scalar = loop
+        return loop or None
+
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         info = self.info
         fn = self.fn
@@ -366,10 +392,22 @@ class Scan(Op, HasInnerGraph):
             shapes.append(None)
 
         t0 = time.perf_counter()
+        first = done = 0
+        scalar = self.scalar_loop() if n else None
+        if scalar is not None:
+            for m in range(info.n_nit_sot):
+                o = info.n_rec + m
+                bufs[o] = np.empty(rows[o] or n, dtype=self.inner_outputs[o].type.dtype)
+                shapes[o] = ()
+            scalars = {k: np.asarray(v)[()] for k, v in zip(range(non_sl.start, non_sl.stop), non_seqs)}
+            done, failed = scalar(n, 0, seqs, bufs, rows, scalars)
+            # (a step that raised: the general loop runs it again, and the steps after it)
+            first = done if failed is not None else n
         try:
-            done = loop_for(plan)(
-                fn.vm, n, cells, fn.output_storage, seqs, bufs, rows, shapes, consts, fn._protect
-            )
+            if first < n:
+                done = loop_for(plan)(
+                    fn.vm, n, cells, fn.output_storage, seqs, bufs, rows, shapes, consts, fn._protect, first
+                )
         except StepError as err:
             err.err.add_note(f"(raised at step {err.step} of {self})")
             raise err.err from err.__cause__

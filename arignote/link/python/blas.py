@@ -18,6 +18,13 @@ alternates between the two pools pays for it (measured on 2 cores: a 256x784 by 
 float32 product followed by the same product in the other library took 35-80 ms, against
 1.4 ms each alone), so every product of a compiled graph uses one pool.
 
+A matrix-matrix product (Dot, Gemm) of fewer than :data:`THREADED_WORK` multiply-adds runs
+through ``np.dot``, as ``perform`` computes it: OpenBLAS keeps such a product in the
+calling thread, so no thread pool wakes up in either library, NumPy's call costs less than
+SciPy's wrapper, and a graph whose products are all small never imports SciPy (its BLAS
+module costs ~0.1 s of CPU to import, which a first call would pay). SciPy's routines
+are looked up at their first use.
+
 A matrix-matrix product of at least :data:`THREADED_WORK` multiply-adds (a matrix-vector
 product or an outer-product update of at least :data:`THREADED_ELEMENTS` matrix elements)
 runs under the BLAS thread limit
@@ -85,6 +92,21 @@ def _routine(name: str, dtype: str) -> Callable:
     return getattr(scipy_blas, ("s" if dtype == "float32" else "d") + name)
 
 
+class _LazyRoutine:
+    """:func:`_routine`, looked up (SciPy's BLAS imported) at its first call."""
+
+    __slots__ = ("dtype", "fn", "name")
+
+    def __init__(self, name: str, dtype: str):
+        self.name, self.dtype, self.fn = name, dtype, None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fn = self.fn
+        if fn is None:
+            fn = self.fn = _routine(self.name, self.dtype)
+        return fn(*args, **kwargs)
+
+
 def _finish_thunk(thunk: Any, op: Op, in_cells: list[list], out_cells: list[list]) -> Any:
     """``thunk`` with ``Op.make_py_thunk``'s attributes; it always sets its output cell."""
     thunk.sets_outputs = True
@@ -104,7 +126,23 @@ def _fortran(m: np.ndarray) -> tuple[np.ndarray, int]:
 
 def _usual(dtype: np.dtype, *values: Any) -> bool:
     """Whether every value is an ndarray of ``dtype`` (the usual case)."""
-    return all(type(v) is _ndarray and v.dtype == dtype for v in values)
+    for v in values:  # noqa: SIM110 (a loop, not all() of a generator: this runs at every call)
+        if type(v) is not _ndarray or v.dtype != dtype:
+            return False
+    return True
+
+
+def _apart(z: np.ndarray, a: np.ndarray) -> bool:
+    """Whether ``z`` and ``a`` share no memory: certain without ``np.may_share_memory``
+    (about 1 µs) when ``z`` owns its buffer and ``a`` owns another one or is a view of an
+    array that does."""
+    if a is z:
+        return False
+    if z.base is None:
+        b = a.base
+        if b is None or (b is not z and type(b) is _ndarray and b.base is None):
+            return True
+    return not _may_share_memory(z, a)
 
 
 @register_python_thunk(Gemm, accepts=accepts_plain(Gemm))
@@ -119,7 +157,7 @@ def gemm_thunk(
     """``?gemm`` with ``beta``, ``c`` and ``overwrite_c`` (in place); operands and output
     in their own memory order (``trans_a``/``trans_b``, see the module)."""
     dtype = node.outputs[0].type.numpy_dtype
-    gemm = _routine("gemm", dtype.name)
+    gemm = _LazyRoutine("gemm", dtype.name)
     in_cells = [storage_map[v] for v in node.inputs]
     cz, ca, cx, cy, cb = in_cells
     (cout,) = out_cells = [storage_map[node.outputs[0]]]
@@ -143,7 +181,23 @@ def gemm_thunk(
             beta = float(beta)
             alpha = float(alpha)
             work = z.size * x.shape[1]
-            if inplace or beta != 0.0:
+            if work < THREADED_WORK:  # in the calling thread: NumPy's dot, as perform
+                prod = np.dot(x, y)
+                if alpha != 1.0:
+                    prod *= alpha
+                if inplace and z.flags.writeable and _apart(z, x) and _apart(z, y):
+                    if beta == 0.0:
+                        z[...] = prod
+                    else:
+                        if beta != 1.0:
+                            z *= beta
+                        z += prod
+                    cout[0] = z
+                else:
+                    if beta != 0.0:
+                        prod += z if beta == 1.0 else beta * z
+                    cout[0] = prod
+            elif inplace or beta != 0.0:
                 overwrite = (
                     inplace and z.flags.writeable and not (_may_share_memory(z, x) or _may_share_memory(z, y))
                 )
@@ -286,12 +340,14 @@ def dot_thunk(
     cx, cy = in_cells
     perform = op.perform
     kind = (xv.type.ndim, yv.type.ndim)
-    gemm, gemv, dot = (_routine(name, dtype.name) for name in ("gemm", "gemv", "dot"))
+    gemm, gemv, dot = (_LazyRoutine(name, dtype.name) for name in ("gemm", "gemv", "dot"))
 
     def thunk() -> None:
         x, y = cx[0], cy[0]
         if not _usual(dtype, x, y) or x.shape[-1] != y.shape[0] or not (x.size and y.size):
             perform(node, [x, y], out_cells)
+        elif kind == (2, 2) and x.size * y.shape[1] < THREADED_WORK:  # (see the module's doc)
+            cout[0] = np.dot(x, y)
         elif kind == (2, 2):
             a, ta = _fortran(y.T)
             b, tb = _fortran(x.T)

@@ -1,17 +1,21 @@
 """The Python backend's thunks of Gemm, Gemv and Ger (``scipy.linalg.blas``) compute what
 ``perform`` computes, on every memory layout (C, Fortran, transposed and strided views),
 in place and not, with the same errors; in place they write into the first input's buffer
-(unless it is read-only or shared with an operand), and never into another input."""
+(unless it is read-only or shared with an operand), and never into another input. Every
+test runs on both paths of a matrix-matrix product: NumPy's dot (small products) and
+SciPy's BLAS."""
 
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import arignote.tensor as pt
-from arignote.link.python import has_fast_impl, impl_name, python_thunk, registered_ops
+from arignote.link.python import blas, has_fast_impl, impl_name, python_thunk, registered_ops
 from arignote.link.python.blas import _fortran
 from arignote.tensor.blas import (
     Gemm,
@@ -27,6 +31,33 @@ from arignote.tensor.blas import (
 from arignote.tensor.products import Dot
 
 DTYPES = ["float32", "float64"]
+
+
+@pytest.fixture(autouse=True, params=["numpy dot", "scipy blas"])
+def product_path(request, monkeypatch):
+    """Products under THREADED_WORK multiply-adds (these tests' sizes) run through np.dot;
+    with the threshold at 0 every one runs through SciPy's routines."""
+    if request.param == "scipy blas":
+        monkeypatch.setattr(blas, "THREADED_WORK", 0)
+    return request.param
+
+
+def test_small_products_need_no_scipy(product_path):
+    """A graph whose matrix products are all small (a tanh RNN step, its Gemm) compiles and
+    runs without importing SciPy."""
+    if product_path != "numpy dot":
+        pytest.skip("once")
+    code = (
+        "import sys, numpy as np, arignote, arignote.tensor as pt\n"
+        "x, h, W, U = (pt.dmatrix(n) for n in 'xhWU')\n"
+        "f = arignote.function([x, h, W, U], pt.tanh(pt.dot(x, U) + pt.dot(h, W)))\n"
+        "r = np.ones((4, 3)) * 0.1\n"
+        "out = f(r, r, np.eye(3), np.eye(3))\n"
+        "print(np.allclose(out, np.tanh(0.2)), 'scipy.linalg' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["True", "False"]
 
 
 def _layouts(a):

@@ -236,6 +236,13 @@ def test_in_place_into_an_operand_or_a_read_only_buffer_copies():
         want = 1.0 * m + 2.0 * (m @ m)
         got = _run(node, [z, np.asarray(2.0), x, m, np.asarray(1.0)], thunk=True)
         np.testing.assert_allclose(got, want, rtol=1e-12)
+    # x a view of z (z owns its buffer), and z and x views of one buffer
+    z = m.copy()
+    got = _run(node, [z, np.asarray(2.0), z.T, m, np.asarray(1.0)], thunk=True)
+    np.testing.assert_allclose(got, m + 2.0 * (m.T @ m), rtol=1e-12)
+    both = np.concatenate([m, m])
+    got = _run(node, [both[:4], np.asarray(2.0), both[:4].T, m, np.asarray(1.0)], thunk=True)
+    np.testing.assert_allclose(got, m + 2.0 * (m.T @ m), rtol=1e-12)
     ro = m.copy()
     ro.flags.writeable = False
     got = _run(node, [ro, np.asarray(2.0), m, m, np.asarray(1.0)], thunk=True)

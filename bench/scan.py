@@ -9,7 +9,8 @@ Three cases, float64:
 * ``cumsum``: a cumulative sum of 10,000 numbers written as a scan.
 
 arignote runs in its default mode (the Scan's loop in Python over one compiled inner
-function) and, when JAX is importable here, in ``mode="JAX"`` ("arignote-jax": the Scan
+function; a step whose values are all 0-d, as in ``scalar`` and ``cumsum``, as one
+generated loop on NumPy scalars) and, when JAX is importable here, in ``mode="JAX"`` ("arignote-jax": the Scan
 becomes one ``lax.scan``), and when Numba is importable, in ``mode="NUMBA"``
 ("arignote-numba": the whole graph, the loop included, one Numba function).
 

@@ -10,6 +10,7 @@ import pytest
 import arignote
 import arignote.tensor as pt
 from arignote import config
+from arignote.scan.loop import loop_for
 from arignote.scan.op import Scan
 from arignote.scan.utils import until
 
@@ -26,8 +27,12 @@ def run_both(build, args, monkeypatch):
     """The compiled function's outputs with the loop on scalars, and without it (the general
     loop), each from a new graph; plus whether the first used it."""
     fast = arignote.function(*build())
-    got = fast(*args)
+    general = []
+    with monkeypatch.context() as m:  # (the general loop, if it runs, says so)
+        m.setattr("arignote.scan.op.loop_for", lambda plan: general.append(plan) or loop_for(plan))
+        got = fast(*args)
     used = [op.scalar_loop() is not None for op in scans(fast)]
+    assert not (all(used) and general), "the loop on scalars handed over without an error"
     with monkeypatch.context() as m:
         m.setattr(Scan, "scalar_loop", lambda self: None)
         ref = arignote.function(*build())(*args)

@@ -29,6 +29,17 @@ NOT_IMPORTED = (
 )
 
 
+#: the inputs of the fresh processes' functions, as source
+_DATA = "xv = np.array([0.5, 1.5, 3.0]); av = np.array([[3.0, 1, 0], [1, 4, 1], [0, 1, 5]])"
+
+
+def _values(out: str) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The inputs of _DATA and the values a child printed as ``value [...]`` lines."""
+    xv = np.array([0.5, 1.5, 3.0])
+    av = np.array([[3.0, 1, 0], [1, 4, 1], [0, 1, 5]])
+    return xv, av, [np.array(eval(line[6:])) for line in out.splitlines() if line.startswith("value ")]
+
+
 def _run(code: str) -> str:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"stdout:\n{done.stdout[-1500:]}\nstderr:\n{done.stderr[-3000:]}"
@@ -80,16 +91,14 @@ def test_scipy_backed_ops_work_in_a_fresh_process(mode: str) -> None:
         "import numpy as np, arignote, arignote.tensor as pt\n"
         "x = pt.dvector('x'); a = pt.dmatrix('a')\n"
         f"f = arignote.function([x, a], [pt.gammaln(x), pt.erfinv(x / 4), pt.linalg.solve(a, x)], mode={mode!r})\n"
-        "xv = np.array([0.5, 1.5, 3.0]); av = np.array([[3.0, 1, 0], [1, 4, 1], [0, 1, 5]])\n"
+        f"{_DATA}\n"
         "for value in f(xv, av):\n"
         "    print('value', repr(value.tolist()))\n"
     )
     import scipy.linalg
     import scipy.special
 
-    xv = np.array([0.5, 1.5, 3.0])
-    av = np.array([[3.0, 1, 0], [1, 4, 1], [0, 1, 5]])
-    got = [np.array(eval(line[6:])) for line in out.splitlines() if line.startswith("value ")]
+    xv, av, got = _values(out)
     assert len(got) == 3, out
     np.testing.assert_allclose(got[0], scipy.special.gammaln(xv), rtol=1e-12)
     np.testing.assert_allclose(got[1], scipy.special.erfinv(xv / 4), rtol=1e-12)
@@ -185,13 +194,11 @@ def test_a_pickled_function_of_scipy_backed_ops_runs_in_a_fresh_process(tmp_path
     out = _run(
         "import pickle, sys, numpy as np\n"
         f"f = pickle.loads(open({str(path)!r}, 'rb').read())\n"
-        "xv = np.array([0.5, 1.5, 3.0]); av = np.array([[3.0, 1, 0], [1, 4, 1], [0, 1, 5]])\n"
+        f"{_DATA}\n"
         "for value in f(xv, av):\n"
         "    print('value', repr(value.tolist()))\n"
     )
-    xv = np.array([0.5, 1.5, 3.0])
-    av = np.array([[3.0, 1, 0], [1, 4, 1], [0, 1, 5]])
-    got = [np.array(eval(line[6:])) for line in out.splitlines() if line.startswith("value ")]
+    xv, av, got = _values(out)
     assert len(got) == 2, out
     np.testing.assert_allclose(got[0], scipy.special.gammaln(xv) + scipy.special.erfinv(xv / 4), rtol=1e-12)
     np.testing.assert_allclose(got[1], scipy.linalg.solve(av, xv), rtol=1e-12)

@@ -66,15 +66,19 @@ _ROW = {
 """,
 }
 
-# the same over the B columns of one (n, B) block xi -> oi, with work rows m and s of B
-_COLUMNS = {
-    "softmax": f"""\
+# the same over the B columns of one (n, B) block xi -> oi, with work rows m and s of B:
+# each column's maximum first
+_COLUMN_MAX = f"""\
             for b in range(nb):
                 m[b] = -np.inf
                 s[b] = 0.0
             for j in range(n):
                 for b in range(nb):
                     m[b] = {_MAX}(m[b], np.float64(xi[j, b]))
+"""
+_COLUMNS = {
+    "softmax": _COLUMN_MAX
+    + f"""\
             for j in range(n):
                 for b in range(nb):
                     e = {_EXP}(np.float64(xi[j, b]) - m[b])
@@ -84,13 +88,8 @@ _COLUMNS = {
                 for b in range(nb):
                     oi[j, b] = oi[j, b] / s[b]
 """,
-    "log_softmax": f"""\
-            for b in range(nb):
-                m[b] = -np.inf
-                s[b] = 0.0
-            for j in range(n):
-                for b in range(nb):
-                    m[b] = {_MAX}(m[b], np.float64(xi[j, b]))
+    "log_softmax": _COLUMN_MAX
+    + f"""\
             for b in range(nb):
                 if m[b] - m[b] != 0.0:
                     m[b] = 0.0

@@ -152,6 +152,7 @@ def test_kernels_match_the_reference_vm(cache_dir):
 def test_column_reduction_kernels_match_the_reference_for_any_number_of_rows(cache_dir):
     """A reduction over axis 0 takes the rows in blocks (8 plain, 4 with a fused body) and
     the rest one at a time; NaN wins a max wherever it is, sums keep each column's order."""
+    pytest.importorskip("numba")
     X = pt.matrix("X")
     s = pt.scalar("s")
     outs = [X.max(axis=0), pt.min(X * s, axis=0), (X * X - X).sum(axis=0), pt.prod(X * s + 1, axis=0)]
@@ -172,6 +173,7 @@ def test_integer_division_by_zero_raises_the_reference_error(cache_dir, mode):
     """NumPy (and Numba's error model) give 0 for an integer division by zero; a fused
     kernel or the whole-graph function hands such a call to tier 1, which raises the
     reference VM's error, in a loop and on 0-d values alike."""
+    pytest.importorskip("numba")
     i, j = pt.lvector("i"), pt.lvector("j")
     a, b = pt.lscalar("a"), pt.lscalar("b")
     outs = [(i // j) * 3 + 1, (i % j) - i, (a // b) * 2 + a]

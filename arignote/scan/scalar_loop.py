@@ -121,28 +121,28 @@ def scalar_loop_for(fgraph: FunctionGraph, plan: LoopPlan, non_seq_cells: range)
     for k, v in enumerate(fgraph.inputs):
         name_of[v] = f"i{k}"
     body: list[str] = []
-    for j, node in enumerate(fgraph.toposort()):
-        args = []
-        for v in node.inputs:
-            if v not in name_of:
-                if not isinstance(v, Constant):
-                    return None
-                name_of[v] = f"_k{len(ns)}"
-                ns[name_of[v]] = np.asarray(v.data, dtype=v.type.dtype)[()]
-            args.append(name_of[v])
-        expr = _spell(node, args, ns)
-        if expr is None:
-            return None
-        name_of[node.outputs[0]] = f"v{j}"
-        body.append(f"v{j} = {expr}")
-    outs = []
-    for v in fgraph.outputs:
+
+    def named(v: Variable) -> str | None:
+        """``v``'s name in the loop's text (a constant gets one the first time), else None."""
         if v not in name_of:
             if not isinstance(v, Constant):
                 return None
             name_of[v] = f"_k{len(ns)}"
             ns[name_of[v]] = np.asarray(v.data, dtype=v.type.dtype)[()]
-        outs.append(name_of[v])
+        return name_of[v]
+
+    for j, node in enumerate(fgraph.toposort()):
+        args = [named(v) for v in node.inputs]
+        if None in args:
+            return None
+        expr = _spell(node, args, ns)
+        if expr is None:
+            return None
+        name_of[node.outputs[0]] = f"v{j}"
+        body.append(f"v{j} = {expr}")
+    outs = [named(v) for v in fgraph.outputs]
+    if None in outs:
+        return None
 
     def row(b: int, expr: str) -> str:
         return f"({expr}) % R{b}" if plan.ring[b] else expr

@@ -19,8 +19,8 @@ from arignote.compile.mode import Mode
 from arignote.link.numba import linker as nl
 from arignote.link.numba import whole as wg
 from arignote.link.numba.dispatch import NoNumbaImpl
-from arignote.link.numba.dispatch import elemwise as ed
 from arignote.link.numba.graph import plan_graph
+from arignote.link.numba.kernels import COLUMN_BLOCK
 from arignote.link.python import blas_threads as bt
 from arignote.tensor.gemm import Gemm, Gemv
 from arignote.tensor.indexing.advanced import AdvancedIncSubtensor1, AdvancedSubtensor1
@@ -313,9 +313,9 @@ def test_column_reductions_match_the_reference_for_any_number_of_rows():
     outs += [pt.all(K > 0, axis=0), pt.any(K > 2, axis=0), pt.cast(X, "float32").sum(axis=0)]
     f, ref = _whole([X, K], outs), _ref([X, K], outs)
     src = f.vm.whole.source
-    assert f"j0 + {ed.COLUMN_BLOCK - 1}, j1" in src
+    assert f"j0 + {COLUMN_BLOCK - 1}, j1" in src
     rng = np.random.default_rng(3)
-    for rows in (1, 3, ed.COLUMN_BLOCK, ed.COLUMN_BLOCK + 1, 2 * ed.COLUMN_BLOCK + 5, 40):
+    for rows in (1, 3, COLUMN_BLOCK, COLUMN_BLOCK + 1, 2 * COLUMN_BLOCK + 5, 40):
         xv = rng.normal(size=(rows, 7))
         xv[rows // 2, 2] = np.nan
         kv = rng.integers(-3, 4, size=(rows, 7))

@@ -21,9 +21,11 @@ float32 product followed by the same product in the other library took 35-80 ms,
 A matrix-matrix product (Dot, Gemm) of fewer than :data:`THREADED_WORK` multiply-adds runs
 through ``np.dot``, as ``perform`` computes it: OpenBLAS keeps such a product in the
 calling thread, so no thread pool wakes up in either library, NumPy's call costs less than
-SciPy's wrapper, and a graph whose products are all small never imports SciPy (its BLAS
-module costs ~0.1 s of CPU to import, which a first call would pay). SciPy's routines
-are looked up at their first use.
+SciPy's wrapper, and a graph whose products are all small never loads SciPy's BLAS. SciPy's
+routines come from :func:`arignote.link.python.fblas.fblas`, which loads SciPy's BLAS
+extension module without importing ``scipy.linalg`` (~3 ms, where the import costs ~0.13 s of
+CPU, which a fresh process's first call would pay); Gemm's and Dot's are looked up at their
+first use.
 
 A matrix-matrix product of at least :data:`THREADED_WORK` multiply-adds (a matrix-vector
 product or an outer-product update of at least :data:`THREADED_ELEMENTS` matrix elements)
@@ -46,15 +48,12 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.op import Op
-from arignote.lazy import lazy_module
 from arignote.link.python.blas_threads import limited_call
 from arignote.link.python.dispatch import accepts_plain, register_python_thunk
 from arignote.link.python.elemwise import _done_flags, _with_attrs
+from arignote.link.python.fblas import fblas
 from arignote.tensor.gemm import BLAS_DTYPES, Gemm, Gemv, Ger
 from arignote.tensor.products import Dot
-
-# imported when a thunk first runs a product (see arignote.lazy)
-scipy_blas = lazy_module("scipy.linalg.blas")
 
 __all__ = ["dot_thunk", "gemm_thunk", "gemv_thunk", "ger_thunk"]
 
@@ -89,7 +88,7 @@ def _run2(elements: int, routine: Callable, *args: Any, **kwargs: Any) -> Any:
 
 def _routine(name: str, dtype: str) -> Callable:
     """SciPy's ``?<name>`` for ``dtype`` (``s`` float32, ``d`` float64)."""
-    return getattr(scipy_blas, ("s" if dtype == "float32" else "d") + name)
+    return getattr(fblas(), ("s" if dtype == "float32" else "d") + name)
 
 
 class _LazyRoutine:

@@ -32,10 +32,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from arignote.lazy import lazy_module
-
-# imported when the thread control is first looked up (see arignote.lazy)
-scipy_blas = lazy_module("scipy.linalg.blas")
+from arignote.link.python.fblas import fblas
 
 __all__ = ["blas_thread_control", "blas_thread_limit", "limited_call", "set_blas_thread_limit"]
 
@@ -63,7 +60,7 @@ def blas_thread_control() -> tuple[Callable[[int], Any], Callable[[], int]] | No
     if _control is _UNSET:
         _control = None
         try:
-            lib = ctypes.CDLL(scipy_blas._fblas.__file__)  # (dlsym searches its dependencies)
+            lib = ctypes.CDLL(fblas().__file__)  # (dlsym searches its dependencies)
         except (OSError, AttributeError):
             return None
         for set_name, get_name in _SYMBOLS:

@@ -34,7 +34,7 @@ import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -42,13 +42,11 @@ from arignote.graph.basic import Apply
 from arignote.graph.fg import FunctionGraph
 from arignote.link.numba import cache
 from arignote.link.numba.kernels import KernelPlan, has_plan_op, pays, plan_node, plan_op, plan_reduction
+from arignote.link.numba.threads import kernel_threads, pieces_for, split_call
 from arignote.link.numba.whole import WHOLE_CHOICES, WholeGraph
 from arignote.link.python.codegen import PyGenLinker, _Generator
 from arignote.scalar.composite import Composite
 from arignote.tensor.elemwise import CAReduce, Elemwise
-
-if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
 
 __all__ = [
     "JIT_CHOICES",
@@ -235,25 +233,6 @@ def wait_for_kernels(timeout: float | None = None) -> bool:
     return _background.wait(timeout)
 
 
-# -- threads -----------------------------------------------------------------------------------
-
-_pool: ThreadPoolExecutor | None = None
-
-
-def _split_call(kernel: Callable, args: tuple, n: int) -> bool:
-    """``kernel(*args, 0, n)`` as two halves, one on a helper thread (the kernels release
-    the GIL); whether either asked for tier 1."""
-    global _pool
-    if _pool is None:
-        from concurrent.futures import ThreadPoolExecutor  # (~5 ms to import: on first use)
-
-        _pool = ThreadPoolExecutor(1, thread_name_prefix="arignote-kernel")
-    half = n // 2
-    future = _pool.submit(kernel, *args, half, n)
-    first = kernel(*args, 0, half)
-    return bool(future.result()) or bool(first)
-
-
 def _c_inputs(vals: list) -> list:
     """The inputs as the kernels' signatures take them: writeable C-contiguous arrays (a
     copy of any other)."""
@@ -302,9 +281,9 @@ class _Slot:
 class NumbaLinker(PyGenLinker):
     """Tier 1 (:class:`PyGenLinker`) with tier-2 Numba kernels swapped in (see the module's
     doc). ``jit``: ``"background"``, ``"sync"`` or ``"never"``; ``force``: use every kernel
-    at every size (else only those that pay, from ``min_size`` elements); ``threads``: 2
-    splits large kernel calls over two threads (measured: no gain on this project's shared
-    2-core machine, so 1 by default); ``whole_graph``: when the whole graph runs as one
+    at every size (else only those that pay, from ``min_size`` elements); ``threads``: how
+    many threads a large kernel call is split over (:mod:`arignote.link.numba.threads`; None,
+    the default: :func:`~arignote.link.numba.threads.kernel_threads`); ``whole_graph``: when the whole graph runs as one
     Numba function (:mod:`arignote.link.numba.whole`: ``"auto"``, chosen by measurement,
     ``jit="background"``'s default; ``"always"``, ``jit="sync"``'s; ``"never"``)."""
 
@@ -315,7 +294,7 @@ class NumbaLinker(PyGenLinker):
         allow_gc: bool = True,
         jit: str = "background",
         force: bool | None = None,
-        threads: int = 1,
+        threads: int | None = None,
         min_size: int | None = None,
         hot_elements: int = HOT_ELEMENTS,
         whole_graph: str | None = None,
@@ -329,8 +308,8 @@ class NumbaLinker(PyGenLinker):
         if jit == "never":
             whole_graph = "never"
         self.whole_graph = whole_graph
-        if threads not in (1, 2):
-            raise ValueError(f"threads must be 1 or 2, got {threads!r}")
+        if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
+            raise ValueError(f"threads must be None or a positive integer, got {threads!r}")
         super().__init__(allow_gc)
         self.jit = jit
         self.force = jit == "sync" if force is None else bool(force)
@@ -391,6 +370,7 @@ class NumbaLinker(PyGenLinker):
                     return set()  # the whole graph runs as one function: no per-node kernels
         position = {n: k for k, n in enumerate(nodes)}
         lazy = self.jit == "background" and self.hot_elements > 0 and not self.force
+        threaded = (self.threads or kernel_threads()) > 1
         slots: dict[int, _Slot] = {}
         outputs = set(fgraph.outputs)
         # (backwards: a reduction claims its fused input before that node is looked at)
@@ -420,8 +400,10 @@ class NumbaLinker(PyGenLinker):
                     j = position[src]
                     slot.producer = slots[j] = _Slot(j, src, None, thunks[j])
                 elif (
-                    isinstance(op, Elemwise) and isinstance(op.scalar_op, Composite) and op.nout == 1
-                ) or has_plan_op(op):
+                    (isinstance(op, Elemwise) and isinstance(op.scalar_op, Composite) and op.nout == 1)
+                    or has_plan_op(op)
+                    or (isinstance(op, CAReduce) and threaded)
+                ):
                     slots[k] = _Slot(k, node, None, thunks[k])
                 continue
             if isinstance(op, CAReduce):
@@ -431,8 +413,8 @@ class NumbaLinker(PyGenLinker):
                         producer = src
                 if plan is None:
                     plan = plan_reduction(node, None)
-                    if plan is not None and not self.force:
-                        plan = None  # a plain reduction: NumPy's is as fast (bench/backend.py)
+                    if plan is not None and not (self.force or threaded):
+                        plan = None  # a plain reduction on one thread: NumPy's is as fast (bench/backend.py)
             elif isinstance(op, Elemwise):
                 plan = plan_node(node)
             else:
@@ -456,8 +438,12 @@ class NumbaLinker(PyGenLinker):
 
     def _counting(self, slot: _Slot, storage_map: dict) -> Callable:
         tier1 = slot.tier1
-        source = slot.producer.node if slot.producer is not None else slot.node
-        cell = storage_map[source.outputs[0]]
+        if slot.producer is not None:
+            cell = storage_map[slot.producer.node.outputs[0]]
+        elif isinstance(slot.node.op, CAReduce):  # (a plain reduction: its input's elements)
+            cell = storage_map[slot.node.inputs[0]]
+        else:
+            cell = storage_map[slot.node.outputs[0]]
         budget = [self.hot_elements]
         min_size = self.min_size
         # after this many calls on arrays under min_size the node stays on tier 1 without
@@ -480,6 +466,8 @@ class NumbaLinker(PyGenLinker):
                 if slot.plan is None:
                     if slot.producer is not None:
                         slot.plan = slot.producer.plan = plan_reduction(slot.node, slot.producer.node)
+                    elif isinstance(slot.node.op, CAReduce):
+                        slot.plan = plan_reduction(slot.node, None)
                     elif isinstance(slot.node.op, Elemwise):
                         slot.plan = plan_node(slot.node)
                     else:
@@ -632,7 +620,8 @@ def _map_thunk(
     odts = [np.dtype(d) for d in plan.out_dtypes]
     consts = plan.consts
     min_size = max(linker.min_size, 1)
-    split = linker.threads == 2
+    threads = linker.threads or kernel_threads()
+    ns_per_element = plan.costs[1]
     # (a guarded kernel may hand the call back to tier 1 after writing: never over an input)
     inplace = {} if plan.guarded else dict(node.op.inplace_pattern)
 
@@ -671,8 +660,9 @@ def _map_thunk(
                 outs.append(np.empty(shape, dt))
         args = (*vals, *consts, *outs)
         try:
-            if split and size >= 1 << 18 and shape[0] > 1:
-                beyond = _split_call(kernel, args, shape[0])
+            parts = pieces_for(threads, size * ns_per_element, shape[0])
+            if parts > 1:
+                beyond = split_call(kernel, args, shape[0], parts)
             else:
                 beyond = kernel(*args, 0, shape[0])
         except TypeError:  # not the kernel's types: tier 1
@@ -694,7 +684,7 @@ def _rows_thunk(
     linker: NumbaLinker, slot: _Slot, kernel: Callable, storage_map: dict, compute_map: dict
 ) -> Callable:
     """A ``"rows"`` kernel's thunk (:func:`~arignote.link.numba.kernels.plan_op`): the input
-    seen as ``(A, n, B)``, the rows ``A`` split over two threads when asked."""
+    seen as ``(A, n, B)``, the rows ``A`` split over threads when the call is large."""
     node, plan, tier1 = slot.node, slot.plan, slot.tier1
     in_cell = storage_map[node.inputs[0]]
     out_cell = storage_map[node.outputs[0]]
@@ -703,7 +693,8 @@ def _rows_thunk(
     odt = np.dtype(plan.out_dtypes[0])
     ndim = node.inputs[0].type.ndim
     min_size = max(linker.min_size, 1)
-    split = linker.threads == 2
+    threads = linker.threads or kernel_threads()
+    ns_per_element = plan.costs[1]
 
     def thunk() -> None:
         x = in_cell[0]
@@ -723,8 +714,9 @@ def _rows_thunk(
         out = np.empty(shape, odt)
         args = (x.reshape(a, n, b), out.reshape(a, n, b))
         try:
-            if split and x.size >= 1 << 18 and a > 1:
-                _split_call(kernel, args, a)
+            parts = pieces_for(threads, x.size * ns_per_element, a)
+            if parts > 1:
+                split_call(kernel, args, a, parts)
             else:
                 kernel(*args, 0, a)
         except TypeError:
@@ -755,7 +747,8 @@ def _reduce_thunk(
     odt = np.dtype(plan.out_dtypes[0])
     consts = plan.consts
     min_size = max(linker.min_size, 1)
-    split = linker.threads == 2 and bool(keep)
+    threads = (linker.threads or kernel_threads()) if keep else 1
+    ns_per_element = plan.costs[1]
     prod = slot.producer
     stash: list = [None]
     if prod is not None:
@@ -821,8 +814,9 @@ def _reduce_thunk(
         args = (*cvals, *consts, out)
         n = oshape[0] if keep else 1
         try:
-            if split and size >= 1 << 18 and n > 1:
-                beyond = _split_call(kernel, args, n)
+            parts = pieces_for(threads, size * ns_per_element, n)
+            if parts > 1:
+                beyond = split_call(kernel, args, n, parts)
             else:
                 beyond = kernel(*args, 0, n)
         except TypeError:

@@ -135,8 +135,15 @@ class PyGenLinker(MetaObject):
         runner.impl_of = _impl_of
         runner.source = gen.source
         runner.line_nodes = gen.line_nodes
+        out_cells = [storage_map[v] for v in fgraph.outputs]
+        if gen.program is not None:
+            runner.fresh_outputs = True
+            runner.program_source = gen.program_source
+            runner.call_direct = _direct_call(
+                runner, gen.program, [storage_map[v] for v in fgraph.inputs], out_cells
+            )
         self._attach(runner, {k: gen.thunk_name(k) for k in thunk_only})
-        return runner, [storage_map[v] for v in fgraph.outputs]
+        return runner, out_cells
 
     def _thunk_nodes(
         self, fgraph: FunctionGraph, nodes: list[Apply], thunks: list, storage_map: dict, compute_map: dict
@@ -154,6 +161,26 @@ class PyGenLinker(MetaObject):
         a subclass binds ``_whole`` (in ``runner.__globals__``, None at first) to a function
         computing the whole call another way (True: done; False: the generated body runs)."""
         return False
+
+
+def _direct_call(runner: Callable, program: Callable, in_cells: list, out_cells: list) -> Callable[[], list]:
+    """``call_direct()`` of a runner whose body is pure (:meth:`_Generator._pure`): one call,
+    the outputs returned, as :class:`~arignote.compile.executor.Function` takes them for a
+    plain call. Once nothing but the body can compute a call (no whole-graph function
+    still on trial: a subclass's ``runner.whole``), the runner offers ``direct_program``:
+    the caller then writes the call as values in, ``program``, values out
+    (:mod:`arignote.compile.plain_call`), with no cell read or written."""
+    converters = (None,) * len(out_cells)
+
+    def call_direct() -> list:
+        whole = getattr(runner, "whole", None)
+        if whole is None or whole.state.startswith("tier 1"):
+            runner.direct_program = (program, converters)
+            return list(program(*[c[0] for c in in_cells]))
+        runner()
+        return [c[0] for c in out_cells]
+
+    return call_direct
 
 
 def _impl_of(node: Apply) -> str:
@@ -219,6 +246,10 @@ class _Generator:
         self.source = ""
         self.line_nodes: dict[int, Apply] = {}
         self.prologue = False
+        # the body as a function of the input values (:meth:`_compile_program`), when pure
+        self.program: Callable | None = None
+        self.program_source = ""
+        self.namespace: dict[str, Any] = {}
 
     # -- names ----------------------------------------------------------------------------
 
@@ -293,6 +324,7 @@ class _Generator:
         for var in fgraph.inputs:
             if var in self.wants_local:
                 self.ref(var)
+        body_start = len(self.lines)
         pre = [
             self.cell(v)
             for v in dict.fromkeys(fgraph.outputs)
@@ -312,11 +344,52 @@ class _Generator:
                 self._drop(
                     [v for v in dict.fromkeys([*node.inputs, *node.outputs]) if last_use.get(v) == k], k
                 )
+        body_end = len(self.lines)
         for var in dict.fromkeys(fgraph.outputs):
             if var.owner is not None and var not in self.cell_holds:
                 self.emit(f"{self.cell(var)}[0] = {self.local[var]}", None)
                 self.cell_holds.add(var)
-        return self._compile()
+        run = self._compile()
+        if self._pure(pre):
+            self.program = self._compile_program(body_start, body_end)
+        return run
+
+    def _pure(self, pre: list) -> bool:
+        """Whether the body computes the call on locals alone: every node written out (no
+        thunk, no cell written but the outputs'), each output a distinct value some node
+        made (so a fresh array: a written-out call never makes a view or writes in place)."""
+        outs = self.fgraph.outputs
+        return (
+            self.allow_gc
+            and not pre
+            and bool(self.nodes)
+            and all(self._direct(k) is not None for k in range(len(self.nodes)))
+            and len(set(outs)) == len(outs)
+            and all(v.owner is not None and v in self.local for v in outs)
+            and not (self.cell_holds - set(self.fgraph.inputs) - set(outs))
+        )
+
+    def _compile_program(self, start: int, stop: int) -> Callable:
+        """``program(*input values)``: the body between the inputs' reads and the outputs'
+        writes, on its arguments, returning the outputs' values (no cell read or written)."""
+        params = [
+            self.local.get(v) or self.names_of.get(v) or f"_unused{k}"
+            for k, v in enumerate(self.fgraph.inputs)
+        ]
+        outs = [self.local[v] for v in self.fgraph.outputs]
+        head = [f"def program({', '.join(params)}):", "    try:"]
+        lines = self.lines[start:stop]
+        body = [f"        {line}" for line, _ in lines]
+        body.append(f"        return ({', '.join(outs)},)")
+        tail = ["    except Exception as _err:", "        _fail_program(_err)", "        raise"]
+        text = "\n".join([*head, *body, *tail]) + "\n"
+        self.program_source = text
+        first = len(head) + 1
+        line_nodes = {first + i: self.nodes[k] for i, (_, k) in enumerate(lines) if k is not None}
+        namespace = self.namespace
+        namespace["_fail_program"] = _failure_hook(line_nodes, self.storage_map, self.args)
+        exec(self._code(text), namespace)
+        return namespace["program"]
 
     def _last_uses(self, keep: set) -> dict[Variable, int]:
         """Variable -> index of the last node reading it (its own node's, for a value
@@ -497,17 +570,21 @@ class _Generator:
         self.source = text
         first = len(head) + 1  # line number of the first body line
         self.line_nodes = {first + i: self.nodes[k] for i, (_, k) in enumerate(self.lines) if k is not None}
+        # the names are the function's globals (a closure over many names costs CPython's
+        # compiler far more than global names, which 3.11 reads as fast)
+        namespace = self.namespace = {"__builtins__": __builtins__, **self.params}
+        namespace["_fail"] = _failure_hook(self.line_nodes, self.storage_map, self.args)
+        exec(self._code(text), namespace)
+        return namespace["run"]
+
+    @staticmethod
+    def _code(text: str) -> Any:
         code = _CODE_CACHE.get(text)
         if code is None:
             if len(_CODE_CACHE) >= _CODE_CACHE_SIZE:
                 _CODE_CACHE.pop(next(iter(_CODE_CACHE)))  # the oldest
             code = _CODE_CACHE[text] = compile(text, "<arignote generated>", "exec")
-        # the names are the function's globals (a closure over many names costs CPython's
-        # compiler far more than global names, which 3.11 reads as fast)
-        namespace = {"__builtins__": __builtins__, **self.params}
-        namespace["_fail"] = _failure_hook(self.line_nodes, self.storage_map, self.args)
-        exec(code, namespace)
-        return namespace["run"]
+        return code
 
 
 def _identifier(name: str | None) -> bool:

@@ -9,6 +9,7 @@ from arignote.tensor.rewriting import (  # noqa: F401
     linalg,
     math,
     products,
+    reductions,
     shape,
     stability,
     subtensor,

@@ -549,3 +549,40 @@ def test_settled_tier2_nodes_are_written_out_again(monkeypatch):
     # the graph generated again, the fused node written out as tier 1 writes it (no thunk)
     assert f.vm.whole.fallback is not None and "thunk" not in f.vm.direct_source
     np.testing.assert_allclose(f(a, b), (a * b + a) * (b - 2.5))
+
+
+def test_constant_row_indices_are_checked_once_and_still_raise():
+    """A constant index vector's least and greatest rows are found when the function is
+    written (its bounds are constants of the source, which reads no index to check them);
+    an index out of bounds for the runtime length still raises the reference VM's error."""
+    v, w = pt.dvectors("v", "w")
+    signed = pt.constant(np.array([0, 2, -3, 1, 2], dtype="int64"))
+    unsigned = pt.constant(np.array([1, 0, 2], dtype="uint8"))
+    empty = pt.constant(np.array([], dtype="int32"))
+    outs = [
+        AdvancedSubtensor1()(v, signed),
+        AdvancedIncSubtensor1()(v, w, signed),
+        AdvancedSubtensor1()(v, unsigned) * 2,
+        AdvancedIncSubtensor1()(v, w[:3], unsigned),
+        AdvancedSubtensor1()(v, empty),
+        AdvancedIncSubtensor1(set_instead_of_inc=True)(v, w[:0], empty),
+    ]
+    f, ref = _whole([v, w], outs), _ref([v, w], outs)
+    src = f.vm.whole.source
+    # the signed indices' functions: a gather, an increment, a set
+    assert src.count("if idx.shape[0] and (lo < -n or hi >= n):") == 3
+    assert "and hi >= n:" in src  # the unsigned one
+    assert "lo = min(lo, idx[k])" not in src  # (no pass over a constant index)
+    rng = np.random.default_rng(3)
+    good = [rng.normal(size=3), rng.normal(size=5)]
+    _check(f, ref, good, 1e-12)
+    assert f.vm.whole.namespace["_whole"]()  # (the compiled function computes the call)
+    longer = [rng.normal(size=7), rng.normal(size=5)]  # -3 is another row of a longer v
+    _check(f, ref, longer, 1e-12)
+    with pytest.raises(IndexError) as want:
+        ref(np.ones(2), good[1])  # row 2 of 2
+    with pytest.raises(IndexError) as got:
+        f(np.ones(2), good[1])
+    assert str(got.value).split("\n")[0] == str(want.value).split("\n")[0]
+    _check(f, ref, good, 1e-12)
+    assert f.vm.whole.state == "in use"

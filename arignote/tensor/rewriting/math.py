@@ -96,6 +96,7 @@ __all__ = [
     "local_fill_to_alloc",
     "local_pow_specialize",
     "local_sum_of_mul_to_dot",
+    "local_div_of_div",
     "flatten_nested_sums",
     "flatten_nested_products",
 ]
@@ -946,3 +947,35 @@ def local_sum_of_mul_to_dot(fgraph: FunctionGraph, node: Apply) -> list[Variable
         return None  # (fused with its producer: see above)
     new = Dot()(x, y)
     return [new] if new.type == out.type else None
+
+
+def _invariant(v: Variable) -> bool:
+    """``v`` is one value broadcast everywhere (a static 1 on every dimension)."""
+    return all(d == 1 for d in v.type.shape)
+
+
+@register_rewrite("specialize", "fast_run")
+@node_rewriter(elemwise_of(TrueDiv))
+def local_div_of_div(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """``(x / a) / b`` → ``x / (a * b)`` and ``-(x / a) / b`` → ``-(x / (a * b))`` where ``a``
+    and ``b`` are single values (floats, one dtype): one division per element instead of
+    two. Canonicalize does this where ``x / a`` is read once; here it is read elsewhere too
+    or was until specialize (the sum rules of ``reductions.py`` take the other readers of a
+    gradient's ``(y - m) / sigma`` out of its loop), and the quotient, if still needed,
+    costs what it cost before."""
+    if not isinstance(_scalar_op(node), TrueDiv):
+        return None
+    top, b = node.inputs
+    out = node.outputs[0]
+    dtype = out.type.dtype
+    if dtype[:5] != "float" or not _invariant(b) or b.type.dtype != dtype:
+        return None
+    negative = isinstance(_scalar_op(top.owner), Neg)
+    inner = top.owner.inputs[0] if negative else top
+    if not isinstance(_scalar_op(inner.owner), TrueDiv):
+        return None
+    x, a = inner.owner.inputs
+    if not _invariant(a) or {x.type.dtype, a.type.dtype, top.type.dtype} != {dtype}:
+        return None
+    new = true_div(x, mul(a, b))
+    return _replacement(neg(new) if negative else new, out, [])

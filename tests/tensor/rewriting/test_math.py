@@ -129,7 +129,7 @@ def test_rules_are_registered_in_their_stages() -> None:
         "local_fill_to_alloc",
     ):
         assert name in canon, name
-    assert {"local_pow_specialize", "local_sum_of_mul_to_dot"} <= spec
+    assert {"local_pow_specialize", "local_sum_of_mul_to_dot", "local_div_of_div"} <= spec
 
 
 # --- the seed's x * y / y ---------------------------------------------------------------------
@@ -707,3 +707,39 @@ def test_shared_squares_do_not_blow_up() -> None:
         t = t * t
     f = check([x], t, [np.array([1.0, -1.0, 1.0])])
     assert _elemwise_count(f, ps.Mul) == 30
+
+
+# --- quotients of quotients -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_a_quotient_of_a_quotient_by_single_values_divides_once(dtype: str) -> None:
+    x = pt.vector("x", dtype=dtype)
+    a, b = pt.scalar("a", dtype=dtype), pt.scalar("b", dtype=dtype)
+    z = x / a  # read twice: canonicalize leaves both quotients
+    outs = [z / b, -z / b, z * 2]
+    fg, n = rewrite_with(rules.local_div_of_div, [x, a, b], outs)
+    assert n == 2
+    for out, negative in zip(fg.outputs[:2], (False, True)):
+        node = out.owner.inputs[0].owner if negative else out.owner
+        assert isinstance(out.owner.op.scalar_op, ps.Neg) == negative
+        assert isinstance(node.op.scalar_op, ps.TrueDiv) and node.inputs[0] is fg.inputs[0]
+        assert isinstance(node.inputs[1].owner.op.scalar_op, ps.Mul)
+    check([x, a, b], outs, positive=True)
+
+
+def test_a_quotient_of_a_quotient_is_left_where_it_would_not_pay() -> None:
+    x, y = pt.dvectors("x", "y")
+    a = pt.dscalar("a")
+    i = pt.lvector("i")
+    f32 = pt.fscalar("f32")
+    cases = [
+        (x / y) / a,  # a varying denominator: (y * a) per element, no division saved
+        (x / a) / y,
+        (i / a) / a,  # an integer numerator: the first quotient promotes
+        (x / f32) / a,  # a float32 denominator promoted in the first quotient
+    ]
+    for out in cases:
+        fg, n = rewrite_with(rules.local_div_of_div, [x, y, a, i, f32], [out])
+        assert n == 0, out
+    check([x, y, a, i, f32], cases, positive=True)

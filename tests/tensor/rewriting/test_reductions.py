@@ -93,14 +93,13 @@ def test_sum_of_a_product_with_broadcast_factors(dtype: str) -> None:
     row = tensor("row", dtype=dtype, shape=(1, None))
     outs = [(s * x * row).sum(axis=0), (x * y * s).sum(), (2.5 * x).sum(axis=1), (x * row).sum(axis=1)]
     fg, n = _rewritten([x, y, s, row], outs)
-    assert n == 4
+    assert n == 3
     xc, sc = fg.inputs[0], fg.inputs[2]  # (the graph's copies)
-    # row * (s * sum(x)): both factors outside, one at a time (the product is nested)
+    # s * row * sum(x): both factors outside, from the nested product
     first = fg.outputs[0].owner
-    assert isinstance(first.op.scalar_op, ps.Mul)
-    inner = first.inputs[1].owner
-    assert isinstance(inner.op.scalar_op, ps.Mul) and isinstance(inner.inputs[1].owner.op, Sum)
-    assert inner.inputs[1].owner.inputs[0] is xc
+    assert isinstance(first.op.scalar_op, ps.Mul) and len(first.inputs) == 3
+    assert isinstance(first.inputs[2].owner.op, Sum) and first.inputs[2].owner.inputs[0] is xc
+    assert first.inputs[0].owner.inputs[0] is sc and first.inputs[1].owner.inputs[0] is fg.inputs[3]
     # s * sum(x * y): the product of the two matrices stays inside
     second = fg.outputs[1].owner
     assert second.inputs[0] is sc and isinstance(second.inputs[1].owner.op, Sum)
@@ -111,6 +110,33 @@ def test_sum_of_a_product_with_broadcast_factors(dtype: str) -> None:
     # (x * row).sum(axis=1): the row varies along the summed axis: nothing moves
     assert _summed_op(FunctionGraph([x, row], [outs[3]], clone=False)) is ps.Mul
     check([x, y, s, row], outs)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_factors_inside_squares_negations_and_products(dtype: str) -> None:
+    x, y = pt.matrix("x", dtype=dtype), pt.matrix("y", dtype=dtype)
+    s, t = pt.scalar("s", dtype=dtype), pt.scalar("t", dtype=dtype)
+    outs = [
+        pt.sqr(x / s).sum(),  # sum(sqr(x)) / sqr(s)
+        (-(x / s) * y).sum(axis=0),  # -(sum(x * y) / s)
+        (pt.sqr(t * x) / s).sum(axis=1),  # sqr(t) * sum(sqr(x)) / s
+        (-(x / s) * (y / t)).sum(),  # -(sum(x * y) / (s * t))
+    ]
+    fg, n = _rewritten([x, y, s, t], outs)
+    assert n == 4
+    for out in fg.outputs:  # no division left under a Sum; each Sum reads x (or x * y)
+        sums = [v.owner for v in ancestors([out]) if v.owner is not None and type(v.owner.op) is Sum]
+        assert len(sums) == 1
+        under = ancestors(sums[0].inputs)
+        assert not any(
+            v.owner is not None and isinstance(getattr(v.owner.op, "scalar_op", None), ps.TrueDiv)
+            for v in under
+        )
+    first = fg.outputs[0].owner
+    assert isinstance(first.op.scalar_op, ps.TrueDiv)
+    assert isinstance(first.inputs[0].owner.inputs[0].owner.op.scalar_op, ps.Sqr)
+    assert isinstance(fg.outputs[1].owner.op.scalar_op, ps.Neg)
+    check([x, y, s, t], outs, positive=True)
 
 
 def test_what_is_left_as_it_is() -> None:
@@ -124,6 +150,9 @@ def test_what_is_left_as_it_is() -> None:
         (-x).prod(),
         (x * s).sum(dtype="float32"),  # s * sum(x) would be float64
         (f32 * s).sum(),  # f32 promoted by s: sum(f32) would add float32 values
+        pt.sqr(x * x).sum(),  # nothing to move
+        (x / (s * x)).sum(),  # the denominator varies
+        pt.exp(x / s).sum(),  # not through other functions
     ]
     for out in cases:
         inputs = [v for v in (i, j, x, s, f32) if v in ancestors([out])]
@@ -159,8 +188,9 @@ def test_a_prod_is_not_a_sum() -> None:
 
 def test_a_gradient_through_a_scale_divides_once() -> None:
     """The hierarchical model's shape: ``sum(((y - m) / sigma) ** 2)``, whose gradient in
-    ``sigma`` is a sum of divisions by ``sigma ** 2``: after the rules, the loop over the
-    data divides only where each element needs its own quotient."""
+    ``sigma`` is a sum of divisions by ``sigma ** 2``: after the rules (and
+    ``local_div_of_div``), the loop over the data divides once per element, for the one
+    output that needs each element's quotient."""
     y, m, log_sigma = pt.dvector("y"), pt.dvector("m"), pt.dscalar("log_sigma")
     sigma = pt.exp(log_sigma)
     logp = (-0.5 * ((y - m) / sigma) ** 2).sum() - y.shape[0] * log_sigma
@@ -174,7 +204,8 @@ def test_a_gradient_through_a_scale_divides_once() -> None:
         and isinstance(n.op.scalar_op, ps.TrueDiv)
         and n.outputs[0].type.ndim == 1
     ]
-    assert len(divisions) == 2  # (y - m) / sigma, and the gradient in m: one more / sigma
+    # only the gradient in m, (y - m) / (sigma * sigma): the sums divide their totals
+    assert len(divisions) == 1
     assert not _sum_reads(f, ps.TrueDiv) and not _sum_reads(g, ps.TrueDiv)
 
 

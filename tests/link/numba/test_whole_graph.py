@@ -559,7 +559,9 @@ def test_constant_row_indices_are_checked_once_and_still_raise():
     signed = pt.constant(np.array([0, 2, -3, 1, 2], dtype="int64"))
     unsigned = pt.constant(np.array([1, 0, 2], dtype="uint8"))
     empty = pt.constant(np.array([], dtype="int32"))
+    rows = pt.constant(np.array([2, 0, 1, 0], dtype="int32"))  # signed, none negative
     outs = [
+        AdvancedSubtensor1()(v, rows) - AdvancedIncSubtensor1()(v, w[:4], rows)[0],
         AdvancedSubtensor1()(v, signed),
         AdvancedIncSubtensor1()(v, w, signed),
         AdvancedSubtensor1()(v, unsigned) * 2,
@@ -571,6 +573,7 @@ def test_constant_row_indices_are_checked_once_and_still_raise():
     src = f.vm.whole.source
     # the signed indices' functions: a gather, an increment, a set
     assert src.count("if idx.shape[0] and (lo < -n or hi >= n):") == 3
+    assert src.count("if lo >= 0:") == 3  # (each with a loop without wraparound)
     assert "and hi >= n:" in src  # the unsigned one
     assert "lo = min(lo, idx[k])" not in src  # (no pass over a constant index)
     rng = np.random.default_rng(3)

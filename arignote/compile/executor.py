@@ -160,7 +160,9 @@ class Function:
         # serves a plain call whose outputs need nothing more (fresh, no update to apply, no
         # input to protect): no round trip through the output cells
         direct = getattr(vm, "call_direct", None)
-        eligible = self._all_fresh and not pairs and not self._protect and self._kind in ("list", "single")
+        # (``vm.direct_fresh``: call_direct's outputs alias nothing, whatever computed them)
+        fresh = self._all_fresh or (bool(getattr(vm, "direct_fresh", False)) and not any(self._borrow))
+        eligible = fresh and not pairs and not self._protect and self._kind in ("list", "single")
         self._direct = direct if eligible and not self._host_cells else None
         # such a call, once the runner offers ``vm.direct_program``, as one generated
         # function (arignote.compile.plain_call) when nothing else is in the way

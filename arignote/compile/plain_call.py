@@ -1,9 +1,13 @@
 """A compiled function's plain call as one generated Python function.
 
-A runner that computes a whole call in one compiled program (the JAX backend's) may offer
+A runner that computes a whole call in one compiled program may offer
 ``vm.direct_program = (program, converters)``: the outputs of a call are
 ``program(*input_values)``, each converted by its converter (None: as it is), with nothing
-else to do. For a :class:`~arignote.compile.executor.Function` whose outputs need no
+else to do. The JAX backend's jitted function, tier 1's generated body when every node is
+written out, and a whole-graph Numba function in use do. A program with ``may_refuse``
+returns :data:`~arignote.link.python.codegen.REFUSED` for a call it leaves to the runner
+(the whole-graph function on a call it raises on: tier 1 computes it or raises the
+reference's error); the plain call then returns :data:`BUSY`. For a :class:`~arignote.compile.executor.Function` whose outputs need no
 bookkeeping (fresh arrays, no update, no shared variable, no input to protect, not
 profiled), :func:`make_plain_call` writes a positional call as straight-line code: check
 each input against its Type as the general path does (an ndarray of exactly the Type's
@@ -27,6 +31,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
+from arignote.link.python.codegen import REFUSED
 
 __all__ = ["BUSY", "make_plain_call"]
 
@@ -75,7 +81,11 @@ def make_plain_call(
         result = "list(r)"
     else:
         result = f"[{', '.join(outs)}]"
-    lines += [f"    r = _program({values})", f"    return {result}"]
+    lines.append(f"    r = _program({values})")
+    if getattr(program, "may_refuse", False):  # (left to the general path: see REFUSED)
+        names["_REFUSED"] = REFUSED
+        lines += ["    if r is _REFUSED:", "        return _BUSY"]
+    lines.append(f"    return {result}")
     exec(compile("\n".join(lines) + "\n", "<arignote plain call>", "exec"), names)
     return names["plain"]
 

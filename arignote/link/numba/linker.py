@@ -43,7 +43,7 @@ from arignote.graph.fg import FunctionGraph
 from arignote.link.numba import cache
 from arignote.link.numba.kernels import KernelPlan, has_plan_op, pays, plan_node, plan_op, plan_reduction
 from arignote.link.numba.threads import kernel_threads, pieces_for, split_call
-from arignote.link.numba.whole import WHOLE_CHOICES, WholeGraph
+from arignote.link.numba.whole import WHOLE_CHOICES, WholeGraph, direct_call
 from arignote.link.python.codegen import PyGenLinker, _Generator
 from arignote.scalar.composite import Composite
 from arignote.tensor.elemwise import CAReduce, Elemwise
@@ -508,6 +508,9 @@ class NumbaLinker(PyGenLinker):
             runner.impl_of = whole_impl_of
             if runner.tier2 and self.jit == "background":
                 _direct_when_settled(self, runner, whole)
+            if whole.outputs_fresh():
+                runner.call_direct = direct_call(runner, whole, getattr(runner, "call_direct", None))
+                runner.direct_fresh = True
         else:
             runner.whole = None
 

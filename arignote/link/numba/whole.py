@@ -64,6 +64,7 @@ from arignote.link.numba.dispatch import NoNumbaImpl
 from arignote.link.numba.dispatch.products import calls_gemm
 from arignote.link.numba.graph import GraphPlan, plan_graph
 from arignote.link.python.blas_threads import limited_call
+from arignote.link.python.codegen import REFUSED
 
 __all__ = ["WHOLE_CHOICES", "WholeGraph", "PROBE_CALLS", "NODE_US"]
 
@@ -134,6 +135,8 @@ class WholeGraph:
         # [True] after a call the compiled function computed, when every output is an array
         # it allocated (see the module's doc); the runner's ``fresh_outputs_now``
         self.fresh: list[bool] = [False]
+        self._kernel: Callable | None = None  # the compiled function, once loaded
+        self._program: Callable | None = None
         # what runs the call when the whole-graph function does not: None (the generated
         # body after the prologue) or a hook running another tier-1 function and returning
         # True (the linker's, once no node needs its per-node tier-2 thunk)
@@ -289,19 +292,42 @@ class WholeGraph:
         self.namespace["_whole"] = self.runner(kernel)
         self.state = "in use"
 
+    @property
+    def program(self) -> Callable | None:
+        """``program(*input values)``: the call through the compiled function, its outputs
+        returned, no cell read or written; :data:`~arignote.link.python.codegen.REFUSED` when it
+        refuses or raises (the caller then runs the call on tier 1, which computes it or
+        raises the reference's error). None unless the function is in use and every output
+        is fresh (:meth:`outputs_fresh`)."""
+        if self.state != "in use" or self._kernel is None or not self.outputs_fresh():
+            return None
+        if self._program is None:
+            self._program = self._write(self._kernel, direct=True)
+        return self._program
+
     # -- the runner --------------------------------------------------------------------------
 
     def runner(self, kernel: Callable) -> Callable[[], bool]:
         """``whole()``: the call through ``kernel`` (input cells in, output cells out); False
         when the kernel refused or raised (tier 1 then runs the call). An input the
         signature refuses (``TypeError``) is passed again as a contiguous copy."""
+        self._kernel = kernel
+        return self._write(kernel, direct=False)
+
+    def _write(self, kernel: Callable, direct: bool) -> Callable:
+        """``whole()`` (cells in and out), or with ``direct`` :attr:`program`."""
         plan = self.plan
         fg = self.fgraph
-        params: dict[str, Any] = {"_kernel": kernel, "_fresh": self.fresh, "_c": _contiguous}
+        params: dict[str, Any] = {
+            "_kernel": kernel,
+            "_fresh": self.fresh,
+            "_c": _contiguous,
+            "_REFUSED": REFUSED,
+        }
         args = []
         for k, v in enumerate(fg.inputs):
             params[f"_in{k}"] = self.storage_map[v]
-            args.append(f"_in{k}[0]")
+            args.append(f"a{k}" if direct else f"_in{k}[0]")
         for k, c in enumerate(plan.consts):
             params[f"_k{k}"] = c
             args.append(f"_k{k}")
@@ -313,29 +339,77 @@ class WholeGraph:
         if any(calls_gemm(n) for n in self.nodes):
             params["_limited"] = limited_call
             call = "_limited(_kernel, "
+        refused = "_REFUSED" if direct else "False"
         lines = [
-            "def whole():",
-            "    _fresh[0] = False",
+            f"def program({', '.join(args[:n_in])}):" if direct else "def whole():",
+            *([] if direct else ["    _fresh[0] = False"]),
             "    try:",
             f"        {targets} = {call}{', '.join(args)})",
             "    except TypeError:",
             "        try:",
             f"            {targets} = {call}{', '.join(again)})",
             "        except Exception:",
-            "            return False",
+            f"            return {refused}",
             "    except Exception:",
-            "        return False",
+            f"        return {refused}",
         ]
+        values = []
         for k, (v, kind, dtype) in enumerate(zip(fg.outputs, plan.outputs, plan.out_dtypes)):
             params[f"_out{k}"] = self.storage_map[v]
             if kind == "scalar":
                 params[f"_dt{k}"] = np.dtype(dtype).type
-                lines.append(f"    _out{k}[0] = _dt{k}(r{k})")
+                values.append(f"_dt{k}(r{k})")
             else:
-                lines.append(f"    _out{k}[0] = r{k}")
-        if self.outputs_fresh():
-            lines.append("    _fresh[0] = True")
-        lines.append("    return True")
+                values.append(f"r{k}")
+        if direct:
+            lines.append(f"    return [{', '.join(values)}]")
+        else:
+            lines += [f"    _out{k}[0] = {value}" for k, value in enumerate(values)]
+            if self.outputs_fresh():
+                lines.append("    _fresh[0] = True")
+            lines.append("    return True")
         namespace = {"__builtins__": __builtins__, **params}
         exec(compile("\n".join(lines) + "\n", "<arignote whole graph>", "exec"), namespace)
-        return namespace["whole"]
+        fn = namespace["program" if direct else "whole"]
+        if direct:
+            fn.may_refuse = True  # (the caller checks for REFUSED)
+        return fn
+
+
+def direct_call(runner: Callable, whole: WholeGraph, tier1: Callable[[], list] | None) -> Callable[[], list]:
+    """``call_direct()`` of a runner with a whole-graph function whose outputs are fresh
+    (:meth:`WholeGraph.outputs_fresh`): one call, its outputs returned as arrays that alias no
+    input and no other output, for :class:`~arignote.compile.executor.Function`'s plain
+    calls. While the whole-graph function is in use, the runner offers
+    :attr:`WholeGraph.program` as ``direct_program`` (values in, compiled function, values
+    out); once tier 1 is kept, ``tier1`` (tier 1's own direct call, for a graph whose every
+    node it writes out) when there is one; otherwise (the probe, the trial, a refused call)
+    the runner computes the call through its cells and an output that may share memory with
+    an input or an earlier output is copied."""
+    in_cells = [whole.storage_map[v] for v in whole.fgraph.inputs]
+    out_cells = [whole.storage_map[v] for v in whole.fgraph.outputs]
+    converters = (None,) * len(out_cells)
+
+    def call_direct() -> list:
+        program = whole.program
+        if program is not None:
+            runner.direct_program = (program, converters)
+            outs = program(*[c[0] for c in in_cells])
+            if outs is not REFUSED:
+                return outs
+        elif tier1 is not None and whole.state.startswith("tier 1"):
+            return tier1()
+        runner()
+        outs = [c[0] for c in out_cells]
+        if whole.fresh[0]:
+            return outs
+        ins = [c[0] for c in in_cells]
+        for k, value in enumerate(outs):
+            if isinstance(value, np.ndarray) and any(
+                isinstance(other, np.ndarray) and np.may_share_memory(value, other)
+                for other in (*ins, *outs[:k])
+            ):
+                outs[k] = value.copy()
+        return outs
+
+    return call_direct

@@ -60,7 +60,13 @@ from arignote.link.vm import VMLinker
 from arignote.scalar.composite import Composite
 from arignote.tensor.elemwise import Elemwise
 
-__all__ = ["PyGenLinker", "generate_source"]
+__all__ = ["REFUSED", "PyGenLinker", "generate_source"]
+
+#: what a runner's ``direct_program`` (a function of the input values returning the outputs,
+#: offered to the caller that writes plain calls: :mod:`arignote.compile.plain_call`)
+#: returns when it leaves the call to the runner's general path; only a program with
+#: ``may_refuse = True`` does
+REFUSED = object()
 
 #: compiled code by source: graphs of the same shape share it (constants, callees and
 #: cells are names of each function's own namespace, never part of the source)

@@ -4,14 +4,13 @@ which a compiled function's plain call runs with no cell read or written, no loc
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 
 import arignote.tensor as pt
 from arignote import In, Mode, Out, function
 from arignote.compile.sharedvalue import shared
+from tests.concurrency import wrong_in_threads
 
 GEN_MODE = Mode(linker="pygen")
 
@@ -99,22 +98,12 @@ def test_a_bad_input_names_the_input_in_the_plain_call():
 def test_plain_calls_from_threads_get_their_own_values():
     x = pt.dvector("x")
     f = _settled(function([x], pt.sin(x) * x + 3, mode=GEN_MODE), np.ones(5))
-    errors: list = []
 
-    def work(k: int) -> None:
+    def call_ok(k: int) -> bool:
         a = np.full(1000, float(k))
-        for _ in range(200):
-            got = f(a)
-            if not np.allclose(got, np.sin(a) * a + 3):
-                errors.append(k)
-                return
+        return np.allclose(f(a), np.sin(a) * a + 3)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert wrong_in_threads(call_ok) == []
 
 
 def test_the_tiered_linker_offers_the_program_once_the_whole_graph_is_settled():

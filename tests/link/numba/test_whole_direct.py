@@ -3,8 +3,6 @@ compiled function's plain call, and the calls it leaves to tier 1."""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 
@@ -12,6 +10,7 @@ import arignote
 import arignote.tensor as pt
 from arignote.compile.mode import Mode
 from arignote.link.python.codegen import REFUSED
+from tests.concurrency import wrong_in_threads
 
 pytest.importorskip("numba")
 
@@ -53,19 +52,10 @@ def test_plain_calls_of_the_whole_graph_from_threads(empty_kernel_cache):
     f(np.ones(4), np.ones(4))
     f(np.ones(4), np.ones(4))
     assert f._plain is not None
-    errors: list = []
 
-    def work(k: int) -> None:
+    def call_ok(k: int) -> bool:
         a, b = np.full(100, 0.01 * k), np.arange(100.0)
-        for _ in range(300):
-            e, s = f(a, b)
-            if not (np.allclose(e, np.exp(a) * b) and np.isclose(s, (a * b).sum())):
-                errors.append(k)
-                return
+        e, s = f(a, b)
+        return bool(np.allclose(e, np.exp(a) * b) and np.isclose(s, (a * b).sum()))
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert wrong_in_threads(call_ok, n_calls=300) == []

@@ -1,4 +1,4 @@
-"""math_extra: NumPy-named aliases, finiteness, logaddexp, integer division helpers,
+"""NumPy-named aliases, finiteness, logaddexp, integer division helpers,
 nan_to_num, ptp, median, cov, extrema helpers, batched products, constants — against NumPy."""
 
 from __future__ import annotations

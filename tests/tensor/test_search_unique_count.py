@@ -1,4 +1,4 @@
-"""extra_ops_more: CheckValues, searchsorted, unique, bincount (Ops) and diff, compress,
+"""CheckValues, searchsorted, unique, bincount (Ops) and diff, compress,
 bartlett, geomspace, logspace — against NumPy; shapes, gradients, pushforwards, batching,
 errors."""
 

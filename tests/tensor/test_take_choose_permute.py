@@ -1,4 +1,4 @@
-"""basic_extra: take_along_axis, choose, nonzero_values, permute_row_elements,
+"""take_along_axis, choose, nonzero_values, permute_row_elements,
 inverse_permutation, mgrid/ogrid — against NumPy, with gradients and errors."""
 
 from __future__ import annotations

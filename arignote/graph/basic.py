@@ -278,6 +278,19 @@ def _checked_inputs(op: Any, inputs: Iterable) -> list:
     return ins
 
 
+def _without_fn_cache(state: Any) -> Any:
+    """A root Variable's pickled state without ``eval()``'s compiled functions: a cache, and
+    one that refers back to the Variable, so that loading it would link those functions
+    before the Variable has its own state (its ``type``, a Constant's ``data``). Interned
+    constants (``as_tensor_variable(2.0)``) carry the cache of any earlier ``eval()``."""
+    if isinstance(state, tuple):  # (dict, slots)
+        return (_without_fn_cache(state[0]), *state[1:])
+    if isinstance(state, dict):
+        state = dict(state)
+        state.pop("_fn_cache", None)
+    return state
+
+
 def _has_inner_graph() -> type:
     from arignote.graph.op import HasInnerGraph
 
@@ -322,7 +335,10 @@ class Variable(Node):
     def __reduce_ex__(self, protocol: int) -> Any:
         owner = self.owner
         if owner is None:  # a root: nothing deep behind it
-            return object.__reduce_ex__(self, protocol)
+            reduced = object.__reduce_ex__(self, protocol)
+            if "_fn_cache" in self.__dict__:  # (see _without_fn_cache)
+                reduced = (*reduced[:2], _without_fn_cache(reduced[2]), *reduced[3:])
+            return reduced
         state = self.__getstate__()
         if isinstance(state, dict):
             state = dict(state)

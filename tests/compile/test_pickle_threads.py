@@ -4,6 +4,7 @@ same results) and calls from several threads at once."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import pickle
@@ -62,9 +63,13 @@ def test_a_pickled_function_runs_in_a_fresh_process_without_recompiling(tmp_path
     k = pt.dscalar("k")
     acc = pt.dscalar("acc")
     s = shared(np.arange(3.0), name="s")
+    c = pt.constant(np.array([0.0, 0.5, 0.0]), name="c")
+    # (eval() caches a compiled function on a root Variable: the pickle leaves it out)
+    c.eval()
+    x.eval({x: np.ones(3)})
     f = function(
         [x, In(k, name="k"), In(acc, update=acc + k)],
-        {"scaled": x * k + s, "total": Out(x.sum() + acc, borrow=True)},
+        {"scaled": x * k + s + c, "total": Out(x.sum() + acc, borrow=True)},
         updates={s: s + 1},
         name="pickled",
     )
@@ -92,6 +97,49 @@ def test_a_pickled_function_runs_in_a_fresh_process_without_recompiling(tmp_path
     assert out["s"] == s.get_value().tolist()
     assert out["dprint"] == debugprint(f, file="str")
     assert out["name"] == "pickled" and out["trust"] is False and out["shared_is_s"] is True
+
+
+def test_root_variables_evaluated_before_pickling_load_with_their_state():
+    """``eval()`` caches its compiled function on the Variable. A root Variable's pickle
+    leaves that cache out: loaded first, it would link the function before the Variable
+    had its own state (``TensorConstant has no attribute 'data'``, or ``type`` for an
+    input). Interned constants (``as_tensor_variable(2.0)``) carry every earlier eval's
+    cache, so an unrelated eval could break a later pickle in the same process."""
+    two = pt.as_tensor_variable(2.0)
+    c = pt.constant(np.arange(3.0), name="c")
+    x = pt.dvector("x")
+    assert float(two.eval()) == 2.0 and c.eval().tolist() == [0.0, 1.0, 2.0]
+    assert x.eval({x: np.ones(2)}).tolist() == [1.0, 1.0]
+    f = function([x], x * two + c)
+    for protocol in (2, pickle.HIGHEST_PROTOCOL):
+        g = pickle.loads(pickle.dumps(f, protocol))
+        np.testing.assert_array_equal(g(np.ones(3)), [2.0, 3.0, 4.0])
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        loaded = pickle.loads(pickle.dumps(c, protocol))
+        assert "_fn_cache" not in vars(loaded) and loaded.name == "c"
+        np.testing.assert_array_equal(loaded.data, c.data)
+    assert "_fn_cache" in vars(c)  # (the original keeps its cache)
+
+
+def test_pickling_twice_in_one_thread_with_collections_between():
+    """The order-hint tables of one pickle (registered per thread by node id) are gone
+    before the next: the same function pickles to the same bytes after other graphs were
+    pickled, dropped and collected (their ids free for reuse), and both load."""
+    x = pt.dvector("x")
+    y = x
+    for i in range(30):
+        y = pt.exp(y * 0.5) - float(i)
+    f = function([x], y)
+    first = pickle.dumps(f)
+    for _ in range(3):
+        z = pt.dvector("z")
+        pickle.loads(pickle.dumps(function([z], pt.log1p(z * 2.0) + 1.0)))
+        del z
+        gc.collect()
+    second = pickle.dumps(f)
+    assert first == second
+    for blob in (first, second):
+        np.testing.assert_array_equal(pickle.loads(blob)(np.zeros(2)), f(np.zeros(2)))
 
 
 def test_pickle_round_trip_in_process_keeps_state_and_options():

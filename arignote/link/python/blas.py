@@ -18,8 +18,9 @@ alternates between the two pools pays for it (measured on 2 cores: a 256x784 by 
 float32 product followed by the same product in the other library took 35-80 ms, against
 1.4 ms each alone), so every product of a compiled graph uses one pool.
 
-A matrix-matrix product (Dot, Gemm) of fewer than :data:`THREADED_WORK` multiply-adds runs
-through ``np.dot``, as ``perform`` computes it: OpenBLAS keeps such a product in the
+A matrix-matrix product (Dot, Gemm) of fewer than :data:`THREADED_WORK` multiply-adds, and
+a matrix-vector or vector-vector Dot of fewer than :data:`CALLING_THREAD_ELEMENTS` matrix
+(vector) elements, runs through ``np.dot``, as ``perform`` computes it: OpenBLAS keeps such a product in the
 calling thread, so no thread pool wakes up in either library, NumPy's call costs less than
 SciPy's wrapper, and a graph whose products are all small never loads SciPy's BLAS. SciPy's
 routines come from :func:`arignote.link.python.fblas.fblas`, which loads SciPy's BLAS
@@ -68,6 +69,10 @@ THREADED_WORK = 1 << 16
 #: for 10**5 elements, where setting the limit (~2 µs) costs more than threads did
 #: (a 1000x100 ``dgemv``: 21.7 µs with 1 or 2 threads on the 2-core machine)
 THREADED_ELEMENTS = 1 << 20
+#: elements of the matrix (of each vector) under which a matrix-vector (vector-vector) Dot
+#: runs through ``np.dot``: OpenBLAS keeps such products in the calling thread (it splits
+#: ``?gemv`` and ``?dot`` from about 10**4 elements), as it does small matrix-matrix ones
+CALLING_THREAD_ELEMENTS = 1 << 12
 
 
 def _run(work: int, routine: Callable, *args: Any, **kwargs: Any) -> Any:
@@ -347,6 +352,8 @@ def dot_thunk(
             perform(node, [x, y], out_cells)
         elif kind == (2, 2) and x.size * y.shape[1] < THREADED_WORK:  # (see the module's doc)
             cout[0] = np.dot(x, y)
+        elif kind != (2, 2) and (x.size if kind[0] == 2 else y.size) < CALLING_THREAD_ELEMENTS:
+            cout[0] = np.asarray(np.dot(x, y), dtype=dtype)
         elif kind == (2, 2):
             a, ta = _fortran(y.T)
             b, tb = _fortran(x.T)

@@ -11,7 +11,9 @@ before it saves the object's state, so when it walks that list each Apply's inpu
 already in the memo (references of a few bytes) and its outputs are saved one level deep:
 the depth of the pickler's recursion no longer depends on the depth of the graph. The
 table is built once per pickle: while a table is alive its nodes are registered (per
-thread), and a Variable or Apply that a live table already covers adds no hint. Nothing
+thread), and a Variable or Apply that a live table already covers adds no hint. (A table
+holds its nodes, so a registered id always names the node it was registered for, and the
+table's entries are dropped as it is freed, before its nodes can be: no id goes stale.) Nothing
 else changes: objects keep their identity within one pickle (a Constant or shared variable
 used by many nodes, an intermediate Variable pickled both alone and inside a
 FunctionGraph, are one object after loading), and names, tags and traces come back as

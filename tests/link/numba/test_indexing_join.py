@@ -40,6 +40,7 @@ def _graph():
         X[i, iv],  # an int among arrays
         X[None, iv, 1],  # a new axis, a literal int
         X[..., jv],  # an Ellipsis
+        X[:, iv, ..., jv],  # an Ellipsis for no dimension still separates them: the block first
         v[mask],  # a boolean mask
         M[mask2],  # a 2-d mask
         M[mask, 1:n],  # a mask and a symbolic slice

@@ -353,7 +353,12 @@ def _advanced_subtensor(op: AdvancedSubtensor, node: Apply) -> NumbaImpl:
     # the output's dimensions: slices and new axes in order, the broadcast block at the first
     # advanced entry if the advanced entries are adjacent, else first
     positions = [k for k, entry in enumerate(layout) if entry[0] == "adv"]
-    adjacent = positions == list(range(positions[0], positions[-1] + 1))
+    # (adjacent as written: an Ellipsis between them separates them even where it stands
+    # for no dimension, as in NumPy)
+    written = [
+        k for k, e in enumerate(op.idx_list) if not (isinstance(e, slice) or e is None or e is Ellipsis)
+    ]
+    adjacent = written == list(range(written[0], written[-1] + 1))
     block = [("b", q) for q in range(rank)]
     out_dims: list = [] if adjacent else list(block)
     for k, entry in enumerate(layout):

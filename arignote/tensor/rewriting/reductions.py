@@ -14,7 +14,8 @@ the sum, so that they are applied once to the result instead of once per element
 
 The rewritten sum differs from the written one only in rounding (one scaling of the total
 instead of one per term; PyTensor's ``local_sum_prod_of_mul_or_div`` does the top level of
-this by default), and where a total overflows that its scaled terms would not. Only
+this by default), where a total overflows that its scaled terms would not, and for a zero
+divisor (``sum([0, 1] / 0)`` is NaN as written, ``inf`` rewritten). Only
 floating-point sums are rewritten, through nodes computed in the dtype of the Sum's input
 (the factors moved out may be of another float dtype; the result's Type is checked): an
 integer ``-x`` or ``a * x`` wraps in its own dtype before a sum that accumulates in int64,

@@ -1,43 +1,39 @@
-"""The Python backend's thunks for Gemm, Gemv, Ger and Dot: one call of ``scipy.linalg.blas``.
+"""The Python backend's thunks for Dot, Gemm, Gemv and Ger: one BLAS call each.
 
-BLAS works on column-major (Fortran-order) matrices. A C-contiguous matrix is the
-Fortran-order transpose of itself, so no operand is copied for its layout: a C-contiguous
-operand is passed transposed with the ``trans`` flag set, and where the output (``z``, or
-``A`` for Ger) is C-contiguous the thunk computes its transpose instead
-(``C.T = op(y.T) @ op(x.T)``), which writes the same memory. Only a matrix that is neither
-C- nor F-contiguous (a strided view) is copied first.
+Dot, Gemm and Gemv run in NumPy's BLAS (``np.dot``: ``?gemm``, ``?gemv``, ``?dot``, the
+library NumPy's own products use); Ger in SciPy's (``?ger``, a rank-1 update NumPy has no
+routine for). NumPy passes a C- or F-contiguous operand to BLAS as it is (with the
+transpose flag for a C-ordered one), and copies only a strided view; its call costs less
+than SciPy's wrapper. Where NumPy and SciPy bundle two OpenBLAS builds, NumPy's may be
+the newer: measured on the project's 2-core machine (NumPy 2.4's OpenBLAS 0.3.31 against
+SciPy 1.17's 0.3.30, one thread, CPU time), the float32 products of a 784-512-10 MLP's
+training step took 5-12% less time in NumPy's, the whole step 5.2 ms instead of 5.5 ms,
+and a graph that runs its products where the user's NumPy code runs its own shares that
+library's thread pool with it (two pools alternating cost 35-80 ms on 2 cores where each
+product alone took 1.4 ms).
 
-In place (``op.inplace``), the routine overwrites the first input's buffer
-(``overwrite_c``/``overwrite_y``/``overwrite_a``), unless that buffer is read-only or shares
-memory with an operand (BLAS would read what it has already written): a copy is updated
-then. ``beta == 0`` never reads ``z`` (``y``), as ``perform`` defines it.
+Gemm and Gemv compute the product into a fresh array (``alpha`` scales the smaller
+operand when it is smaller than the result, else the product), then add ``beta * z``
+(``beta * y``): in place (``op.inplace``) into ``z``'s buffer unless that buffer is
+read-only or shares memory with an operand (then into the product), as
+:func:`_combine` does. ``beta == 0`` never reads ``z`` (``y``), as ``perform`` defines it.
+Ger passes a C-contiguous ``A`` transposed (``A.T += alpha * outer(y, x)``, the same
+memory), and copies only a strided one; in place it overwrites ``A`` (``overwrite_a``)
+under the same conditions. SciPy's routine comes from
+:func:`arignote.link.python.fblas.fblas` (SciPy's BLAS extension module, loaded without
+importing ``scipy.linalg``) when a Ger node is linked.
 
-Dot runs through SciPy's BLAS too (``?gemm``, ``?gemv``, ``?dot`` for operands of one float
-dtype): NumPy and SciPy each bundle an OpenBLAS with its own thread pool, and a graph that
-alternates between the two pools pays for it (measured on 2 cores: a 256x784 by 784x512
-float32 product followed by the same product in the other library took 35-80 ms, against
-1.4 ms each alone), so every product of a compiled graph uses one pool.
-
-A matrix-matrix product (Dot, Gemm) of fewer than :data:`THREADED_WORK` multiply-adds, and
-a matrix-vector or vector-vector Dot of fewer than :data:`CALLING_THREAD_ELEMENTS` matrix
-(vector) elements, runs through ``np.dot``, as ``perform`` computes it: OpenBLAS keeps such a product in the
-calling thread, so no thread pool wakes up in either library, NumPy's call costs less than
-SciPy's wrapper, and a graph whose products are all small never loads SciPy's BLAS. SciPy's
-routines come from :func:`arignote.link.python.fblas.fblas`, which loads SciPy's BLAS
-extension module without importing ``scipy.linalg`` (~3 ms, where the import costs ~0.13 s of
-CPU, which a fresh process's first call would pay); Gemm's and Dot's are looked up at their
-first use.
-
-A matrix-matrix product of at least :data:`THREADED_WORK` multiply-adds (a matrix-vector
-product or an outer-product update of at least :data:`THREADED_ELEMENTS` matrix elements)
-runs under the BLAS thread limit
-(:mod:`arignote.link.python.blas_threads`: one thread where the process has at most 2 CPUs);
-smaller ones run as they are (OpenBLAS keeps small matrix products in one thread, and a
-memory-bound matrix-vector product gained nothing from threads here).
+A matrix-matrix product (Dot, Gemm) of at least :data:`THREADED_WORK` multiply-adds (a
+matrix-vector product or an outer-product update of at least :data:`THREADED_ELEMENTS`
+matrix elements) runs under the BLAS thread limit
+(:mod:`arignote.link.python.blas_threads`, which lowers NumPy's and SciPy's libraries
+both); smaller ones run as they are (OpenBLAS keeps small matrix products in the calling
+thread, and a memory-bound matrix-vector product gained nothing from threads here).
 
 Anything unusual at run time (a value that is not an ndarray of the node's dtype, shapes
-that do not fit, an empty operand, which SciPy's wrappers reject) goes through ``perform``, which raises its errors. The thunks compute what
-``perform`` computes (to rounding: BLAS sums in another order); the tests check both.
+that do not fit, an empty operand) goes through ``perform``, which raises its errors. The
+thunks compute what ``perform`` computes (to rounding: BLAS sums in another order); the
+tests check both.
 """
 
 from __future__ import annotations
@@ -59,6 +55,7 @@ from arignote.tensor.products import Dot
 __all__ = ["dot_thunk", "gemm_thunk", "gemv_thunk", "ger_thunk"]
 
 _ndarray = np.ndarray
+_dot = np.dot
 _may_share_memory = np.may_share_memory
 
 #: multiply-adds from which a matrix-matrix product runs under the BLAS thread limit
@@ -69,10 +66,6 @@ THREADED_WORK = 1 << 16
 #: for 10**5 elements, where setting the limit (~2 µs) costs more than threads did
 #: (a 1000x100 ``dgemv``: 21.7 µs with 1 or 2 threads on the 2-core machine)
 THREADED_ELEMENTS = 1 << 20
-#: elements of the matrix (of each vector) under which a matrix-vector (vector-vector) Dot
-#: runs through ``np.dot``: OpenBLAS keeps such products in the calling thread (it splits
-#: ``?gemv`` and ``?dot`` from about 10**4 elements), as it does small matrix-matrix ones
-CALLING_THREAD_ELEMENTS = 1 << 12
 
 
 def _run(work: int, routine: Callable, *args: Any, **kwargs: Any) -> Any:
@@ -94,21 +87,6 @@ def _run2(elements: int, routine: Callable, *args: Any, **kwargs: Any) -> Any:
 def _routine(name: str, dtype: str) -> Callable:
     """SciPy's ``?<name>`` for ``dtype`` (``s`` float32, ``d`` float64)."""
     return getattr(fblas(), ("s" if dtype == "float32" else "d") + name)
-
-
-class _LazyRoutine:
-    """:func:`_routine`, looked up (SciPy's BLAS imported) at its first call."""
-
-    __slots__ = ("dtype", "fn", "name")
-
-    def __init__(self, name: str, dtype: str):
-        self.name, self.dtype, self.fn = name, dtype, None
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        fn = self.fn
-        if fn is None:
-            fn = self.fn = _routine(self.name, self.dtype)
-        return fn(*args, **kwargs)
 
 
 def _finish_thunk(thunk: Any, op: Op, in_cells: list[list], out_cells: list[list]) -> Any:
@@ -149,6 +127,23 @@ def _apart(z: np.ndarray, a: np.ndarray) -> bool:
     return not _may_share_memory(z, a)
 
 
+def _combine(z: np.ndarray, prod: np.ndarray, beta: float, inplace: bool, *operands: Any) -> np.ndarray:
+    """``beta * z + prod`` (``prod`` fresh, of ``z``'s dtype; ``beta == 0``: ``z`` is not
+    read): written into ``z`` in place where ``z`` is writable and shares no memory with an
+    operand (as BLAS's in-place routines require), else into ``prod``."""
+    if inplace and z.flags.writeable and all(_apart(z, a) for a in operands):
+        if beta == 0.0:
+            z[...] = prod
+        else:
+            if beta != 1.0:
+                z *= beta
+            z += prod
+        return z
+    if beta != 0.0:
+        prod += z if beta == 1.0 else beta * z
+    return prod
+
+
 @register_python_thunk(Gemm, accepts=accepts_plain(Gemm))
 def gemm_thunk(
     op: Gemm,
@@ -161,7 +156,6 @@ def gemm_thunk(
     """``?gemm`` with ``beta``, ``c`` and ``overwrite_c`` (in place); operands and output
     in their own memory order (``trans_a``/``trans_b``, see the module)."""
     dtype = node.outputs[0].type.numpy_dtype
-    gemm = _LazyRoutine("gemm", dtype.name)
     in_cells = [storage_map[v] for v in node.inputs]
     cz, ca, cx, cy, cb = in_cells
     (cout,) = out_cells = [storage_map[node.outputs[0]]]
@@ -182,51 +176,19 @@ def gemm_thunk(
         ):
             slow()
         else:
-            beta = float(beta)
             alpha = float(alpha)
-            work = z.size * x.shape[1]
-            if work < THREADED_WORK:  # in the calling thread: NumPy's dot, as perform
-                prod = np.dot(x, y)
-                if alpha != 1.0:
-                    prod *= alpha
-                if inplace and z.flags.writeable and _apart(z, x) and _apart(z, y):
-                    if beta == 0.0:
-                        z[...] = prod
-                    else:
-                        if beta != 1.0:
-                            z *= beta
-                        z += prod
-                    cout[0] = z
+            x0, y0 = x, y
+            if alpha != 1.0 and min(x.size, y.size) < z.size:
+                # (alpha scales the smaller operand: one pass fewer over the result)
+                if x.size <= y.size:
+                    x = np.multiply(x, alpha, dtype=dtype)
                 else:
-                    if beta != 0.0:
-                        prod += z if beta == 1.0 else beta * z
-                    cout[0] = prod
-            elif inplace or beta != 0.0:
-                overwrite = (
-                    inplace and z.flags.writeable and not (_may_share_memory(z, x) or _may_share_memory(z, y))
-                )
-                if z.flags.f_contiguous:
-                    a, ta = _fortran(x)
-                    b, tb = _fortran(y)
-                    res = _run(
-                        work, gemm, alpha, a, b, beta, z, trans_a=ta, trans_b=tb, overwrite_c=overwrite
-                    )
-                    cout[0] = z if res is z else res
-                else:  # C-contiguous (a strided z is copied first): compute z.T
-                    if not z.flags.c_contiguous:
-                        z = np.ascontiguousarray(z)
-                        overwrite = True  # the copy is the thunk's own
-                    zt = z.T
-                    a, ta = _fortran(y.T)
-                    b, tb = _fortran(x.T)
-                    res = _run(
-                        work, gemm, alpha, a, b, beta, zt, trans_a=ta, trans_b=tb, overwrite_c=overwrite
-                    )
-                    cout[0] = z if res is zt else res.T
-            else:  # beta == 0: z is not read; a new C-ordered result
-                a, ta = _fortran(y.T)
-                b, tb = _fortran(x.T)
-                cout[0] = _run(work, gemm, alpha, a, b, trans_a=ta, trans_b=tb).T
+                    y = np.multiply(y, alpha, dtype=dtype)
+                alpha = 1.0
+            prod = _run(z.size * x.shape[1], _dot, x, y)  # (fresh: z may alias x or y)
+            if alpha != 1.0:
+                prod *= alpha
+            cout[0] = _combine(z, prod, float(beta), inplace, x0, y0)
         for flag in flags:
             flag[0] = True
 
@@ -242,10 +204,9 @@ def gemv_thunk(
     no_recycling: Sequence[Variable],
     impl: str | None = None,
 ) -> Any:
-    """``?gemv`` with ``beta``, ``y`` and ``overwrite_y`` (in place); a C-contiguous ``A``
-    passed transposed with ``trans=1``."""
+    """``alpha * dot(A, x)`` in NumPy's BLAS (``?gemv``), then ``beta * y`` added: into
+    ``y``'s buffer in place (see :func:`_combine`), else into the product."""
     dtype = node.outputs[0].type.numpy_dtype
-    gemv = _routine("gemv", dtype.name)
     in_cells = [storage_map[v] for v in node.inputs]
     cy, ca, cA, cx, cb = in_cells
     (cout,) = out_cells = [storage_map[node.outputs[0]]]
@@ -258,19 +219,11 @@ def gemv_thunk(
         if not _usual(dtype, y, A, x) or A.shape != (y.shape[0], x.shape[0]) or not A.size:
             perform(node, [c[0] for c in in_cells], out_cells)
         else:
-            beta = float(beta)
-            a, trans = _fortran(A)
-            if inplace or beta != 0.0:
-                overwrite = (
-                    inplace
-                    and y.flags.writeable
-                    and y.flags.c_contiguous
-                    and not (_may_share_memory(y, A) or _may_share_memory(y, x))
-                )
-                res = _run2(A.size, gemv, float(alpha), a, x, beta, y, trans=trans, overwrite_y=overwrite)
-                cout[0] = y if res is y else res
-            else:
-                cout[0] = _run2(A.size, gemv, float(alpha), a, x, trans=trans)
+            prod = _run2(A.size, _dot, A, x)
+            alpha = float(alpha)
+            if alpha != 1.0:
+                prod *= alpha
+            cout[0] = _combine(y, prod, float(beta), inplace, A, x)
         for flag in flags:
             flag[0] = True
 
@@ -331,8 +284,8 @@ def dot_thunk(
     no_recycling: Sequence[Variable],
     impl: str | None = None,
 ) -> Any:
-    """``?gemm`` (matrix-matrix, a C-ordered result), ``?gemv`` (matrix-vector) or ``?dot``
-    (vector-vector) where both operands have the output's dtype, float32 or float64; else
+    """``np.dot`` (NumPy's BLAS: ``?gemm``, ``?gemv``, ``?dot``) where both operands have the
+    output's dtype, float32 or float64, under the thread limit from the module's sizes; else
     (mixed or other dtypes) ``perform``."""
     in_cells = [storage_map[v] for v in node.inputs]
     (cout,) = out_cells = [storage_map[node.outputs[0]]]
@@ -344,28 +297,19 @@ def dot_thunk(
     cx, cy = in_cells
     perform = op.perform
     kind = (xv.type.ndim, yv.type.ndim)
-    gemm, gemv, dot = (_LazyRoutine(name, dtype.name) for name in ("gemm", "gemv", "dot"))
 
     def thunk() -> None:
         x, y = cx[0], cy[0]
         if not _usual(dtype, x, y) or x.shape[-1] != y.shape[0] or not (x.size and y.size):
             perform(node, [x, y], out_cells)
-        elif kind == (2, 2) and x.size * y.shape[1] < THREADED_WORK:  # (see the module's doc)
-            cout[0] = np.dot(x, y)
-        elif kind != (2, 2) and (x.size if kind[0] == 2 else y.size) < CALLING_THREAD_ELEMENTS:
-            cout[0] = np.asarray(np.dot(x, y), dtype=dtype)
         elif kind == (2, 2):
-            a, ta = _fortran(y.T)
-            b, tb = _fortran(x.T)
-            cout[0] = _run(x.size * y.shape[1], gemm, 1.0, a, b, trans_a=ta, trans_b=tb).T
+            cout[0] = _run(x.size * y.shape[1], _dot, x, y)
         elif kind == (2, 1):
-            a, trans = _fortran(x)
-            cout[0] = _run2(x.size, gemv, 1.0, a, y, trans=trans)
+            cout[0] = _run2(x.size, _dot, x, y)
         elif kind == (1, 2):
-            a, trans = _fortran(y.T)
-            cout[0] = _run2(y.size, gemv, 1.0, a, x, trans=trans)
+            cout[0] = _run2(y.size, _dot, x, y)
         else:
-            cout[0] = np.asarray(_run2(x.size, dot, x, y), dtype=dtype)
+            cout[0] = np.asarray(_run2(x.size, _dot, x, y), dtype=dtype)
         for flag in flags:
             flag[0] = True
 

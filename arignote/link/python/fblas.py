@@ -1,9 +1,9 @@
 """SciPy's Fortran BLAS wrappers (``scipy.linalg._fblas``, the functions that
 ``scipy.linalg.blas`` re-exports), loaded without importing the ``scipy.linalg`` package.
 
-The Python backend's matrix products call SciPy's ``?gemm``, ``?gemv``, ``?ger`` and ``?dot``
-(:mod:`arignote.link.python.blas` says why SciPy's BLAS rather than NumPy's). Importing
-``scipy.linalg`` to reach them costs ~0.13 s of CPU on the project's machine, paid by the
+The Python backend's outer-product updates call SciPy's ``?ger`` (its other products run in
+NumPy's BLAS: :mod:`arignote.link.python.blas` says why), and the BLAS thread limit finds
+SciPy's OpenBLAS through this module. Importing ``scipy.linalg`` to reach them costs ~0.13 s of CPU on the project's machine, paid by the
 first call of a fresh process's first function that has a product (``scipy.linalg``'s package
 imports SciPy's array-API layer, ``numpy.testing``, ``numpy.f2py``, ...), most of a model's
 setup time. The wrappers themselves are one extension module that needs none of that: loaded

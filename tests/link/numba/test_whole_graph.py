@@ -292,7 +292,8 @@ def test_models_end_to_end(model, monkeypatch):
     assert f.vm.impl_of(f.maker.fgraph.toposort()[0]) == "numba (whole graph)"
     # a graph with a matrix-matrix product (np.dot: BLAS) runs under the BLAS thread limit
     sets: list[int] = []
-    monkeypatch.setattr(bt, "_control", (sets.append, lambda: 4))
+    monkeypatch.setattr(bt, "_controls", [(sets.append, lambda: 4)])
+    monkeypatch.setattr(bt, "_with_scipy", True)
     monkeypatch.setattr(bt, "_limit", 1)
     _check(f, ref, args, 1e-10)
     assert sets == ([1, 4] if model is mlp else [])

@@ -1,8 +1,11 @@
-"""The BLAS thread limit of compiled functions' matrix products: the library's count is
-lowered for a large product only while it runs and restored after (once, for nested calls),
-small products and an unlimited setting leave it alone, and bad settings raise."""
+"""The BLAS thread limit of compiled functions' matrix products: each library's count
+(NumPy's, SciPy's) is lowered for a large product only while it runs and restored after to
+its own value (once, for nested calls), small products and an unlimited setting leave it
+alone, and bad settings raise."""
 
 from __future__ import annotations
+
+import ctypes
 
 import numpy as np
 import pytest
@@ -32,9 +35,20 @@ class _FakeBlas:
 @pytest.fixture
 def fake(monkeypatch):
     blas = _FakeBlas(4)
-    monkeypatch.setattr(bt, "_control", (blas.set, blas.get))
+    monkeypatch.setattr(bt, "_controls", [(blas.set, blas.get)])
+    monkeypatch.setattr(bt, "_with_scipy", True)
     monkeypatch.setattr(bt, "_limit", 1)
     return blas
+
+
+def test_each_library_is_lowered_and_restored_to_its_own_count(monkeypatch):
+    numpy_lib, scipy_lib = _FakeBlas(4), _FakeBlas(2)
+    monkeypatch.setattr(bt, "_controls", [(numpy_lib.set, numpy_lib.get), (scipy_lib.set, scipy_lib.get)])
+    monkeypatch.setattr(bt, "_with_scipy", True)
+    monkeypatch.setattr(bt, "_limit", 2)
+    assert bt.limited_call(lambda: (numpy_lib.count, scipy_lib.count)) == (2, 2)
+    assert numpy_lib.sets == [2, 4] and numpy_lib.count == 4
+    assert scipy_lib.sets == []  # (already at the limit)
 
 
 def test_limited_call_lowers_the_count_only_meanwhile_and_restores_it_once(fake):
@@ -79,10 +93,15 @@ def test_the_product_thunks_run_large_products_under_the_limit(fake):
     assert fake.sets == [1, 4]  # the matrix product (64**3); the 64x64 gemv is under
 
 
-def test_the_real_library_count_is_restored():
-    control = bt.blas_thread_control()
+@pytest.mark.parametrize("library", ["numpy", "scipy"])
+def test_the_real_library_count_is_restored(library):
+    if library == "scipy":
+        import scipy.linalg.blas  # noqa: F401  (its library is controlled once loaded)
+    control = bt.numpy_blas_thread_control() if library == "numpy" else bt.blas_thread_control()
     if control is None:
-        pytest.skip("SciPy's BLAS is not an OpenBLAS with a thread count")
+        pytest.skip(f"{library}'s BLAS is not an OpenBLAS with a thread count")
+    addresses = {ctypes.cast(c[0], ctypes.c_void_p).value for c in bt.blas_thread_controls()}
+    assert ctypes.cast(control[0], ctypes.c_void_p).value in addresses
     setter, getter = control
     before = getter()
     saved_limit = bt.blas_thread_limit()

@@ -615,9 +615,15 @@ def local_exp_log(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
 @register_rewrite("canonicalize", "fast_run")
 @node_rewriter([DimShuffle])
 def local_useless_dimshuffle(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
-    """A DimShuffle keeping every dimension in place is its input."""
+    """A DimShuffle keeping every dimension in place is its input, as is one that drops a
+    dimension of length 1 (by its Type) and adds one in its place (``(0, 'x')`` of an
+    ``(n, 1)`` matrix)."""
     op = node.op
-    if op.new_order != tuple(range(op.input_ndim)):
+    static = node.inputs[0].type.shape
+    order = op.new_order
+    if len(order) != op.input_ndim or any(
+        d != p and not (d == "x" and static[p] == 1 and p not in order) for p, d in enumerate(order)
+    ):
         return None
     x = node.inputs[0]
     return [x] if x.type == node.outputs[0].type else None

@@ -30,7 +30,10 @@ from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import register_rewrite
 from arignote.graph.traversal import ancestors
+from arignote.tensor.alloc import Alloc
 from arignote.tensor.conversion import as_tensor_variable
+from arignote.tensor.elemwise import DimShuffle, Elemwise
+from arignote.tensor.indexing.basic import Subtensor
 from arignote.tensor.inner_shapes import has_shape, needs_computing
 from arignote.tensor.shape import Shape, Shape_i, ShapeError, make_vector, shape_tuple
 from arignote.tensor.type import TensorType
@@ -209,3 +212,86 @@ def shape_i_of_computed_value(fgraph: FunctionGraph, node: Apply) -> list[Variab
     ):
         return None  # already this node
     return [as_tensor_variable(np.int64(d)) if isinstance(d, int) else d]
+
+
+# --- an Elemwise reads an Alloc's value, broadcast -----------------------------------------
+
+
+def _length_key(length: Any) -> Any:
+    """What identifies a length: its value when constant; ``(x, i)`` when it is
+    ``Shape_i(i)(x)`` or ``Shape(x)[i]`` (``i`` made non-negative); else the Variable."""
+    if isinstance(length, (int, np.integer)):
+        return int(length)
+    if isinstance(length, Constant):
+        return int(np.asarray(length.data))
+    node = length.owner
+    if node is not None and isinstance(node.op, Shape_i):
+        return (node.inputs[0], node.op.i)
+    if node is not None and isinstance(node.op, Subtensor) and len(node.op.idx_list) == 1:
+        (i,) = node.op.idx_list
+        shp = node.inputs[0].owner
+        if isinstance(i, (int, np.integer)) and shp is not None and isinstance(shp.op, Shape):
+            x = shp.inputs[0]
+            return (x, int(i) % x.type.ndim) if -x.type.ndim <= i < x.type.ndim else length
+    return length
+
+
+def _same_length(a: Any, b: Any) -> bool:
+    """Whether two lengths (Python ints, 0-d int Variables) are provably equal: equal
+    constants, one Variable, or the same length of one Variable (``Shape_i``, ``Shape[i]``)."""
+    ka, kb = _length_key(a), _length_key(b)
+    if isinstance(ka, tuple) and isinstance(kb, tuple):
+        return ka[0] is kb[0] and ka[1] == kb[1]
+    if isinstance(ka, int) or isinstance(kb, int):
+        return isinstance(ka, int) and isinstance(kb, int) and ka == kb
+    return ka is kb
+
+
+@register_rewrite("specialize", "fast_run")
+@node_rewriter([Elemwise])
+def local_elemwise_of_alloc(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """An Elemwise input ``alloc(v, *lengths)`` is ``v`` itself (given the Alloc's number of
+    dimensions), where for each length another input provably has it: the Elemwise
+    broadcasts ``v`` to the same values, and the Alloc's buffer is never made.
+
+    The proof is what keeps the result and its errors: each of the Alloc's dims (but those
+    of length 1 by its Type) must be read off another input's inferred shape
+    (:class:`ShapeFeature`) as the same length (one constant, one Variable, ``Shape_i`` of
+    one Variable). That input then gives the output its length, and checks ``v``'s
+    length where the Alloc did. The gradient of ``x.sum(axis=1)`` is
+    ``alloc(g[:, None], n, m)`` multiplied into an ``(n, m)`` value: it becomes
+    ``g[:, None]`` in the product."""
+    if node.op.inplace_pattern:
+        return None
+    out = node.outputs[0]
+    ndim = out.type.ndim
+    inputs = list(node.inputs)
+    changed = False
+    for k, inp in enumerate(node.inputs):
+        owner = inp.owner
+        if owner is None or not isinstance(owner.op, Alloc) or inp.type.ndim != ndim:
+            continue
+        v, *lengths = owner.inputs
+        pad = ndim - v.type.ndim
+        v_full = (
+            v
+            if pad == 0
+            else DimShuffle(input_ndim=v.type.ndim, new_order=["x"] * pad + list(range(v.type.ndim)))(v)
+        )
+        if any(s == 1 and vs != 1 for s, vs in zip(inp.type.shape, v_full.type.shape)):
+            continue  # (the Alloc checks a length the Type says is 1)
+        others = [o for j, o in enumerate(node.inputs) if j != k and o.type.ndim == ndim]
+        shapes = [shape_feature(fgraph).shape_of(fgraph, o) for o in others]
+        if all(
+            inp.type.shape[d] == 1
+            or any(o.type.shape[d] != 1 and _same_length(sh[d], lengths[d]) for o, sh in zip(others, shapes))
+            for d in range(ndim)
+        ):
+            inputs[k] = v_full
+            changed = True
+    if not changed:
+        return None
+    new = node.op.make_node(*inputs).outputs
+    if [v.type for v in new] != [v.type for v in node.outputs]:
+        return None
+    return new

@@ -1,5 +1,6 @@
-"""Rules about indexing: lengths read from a shape, indexings that keep everything, and sums
-of increments into zeros made one chain of increments."""
+"""Rules about indexing: lengths read from a shape, indexings that keep everything or only
+drop dimensions of length 1, increments into such dimensions made sums, and sums of
+increments into zeros made one chain of increments."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import register_rewrite
 from arignote.scalar.basic import Add, Mul
 from arignote.tensor.conversion import constant
+from arignote.tensor.elemwise import DimShuffle
 from arignote.tensor.indexing.advanced import AdvancedIncSubtensor, AdvancedIncSubtensor1, advanced_subtensor1
 from arignote.tensor.indexing.basic import IncSubtensor, Subtensor
 from arignote.tensor.indexing.increments import (
@@ -23,7 +25,7 @@ from arignote.tensor.indexing.index import is_full_slice
 from arignote.tensor.reductions import sum as tensor_sum
 from arignote.tensor.rewriting.elemwise import elemwise_of, exact_cast, scalar_op_of
 from arignote.tensor.shape import Shape, Shape_i
-from arignote.tensor.ufuncs import add, mul
+from arignote.tensor.ufuncs import add, mul, second
 
 
 def _shape_entry(node: Apply) -> tuple[Variable, int] | None:
@@ -76,6 +78,58 @@ def local_useless_subtensor(fgraph: FunctionGraph, node: Apply) -> list[Variable
     if x.type != node.outputs[0].type:
         return None
     return [x]
+
+
+def _length_one_places(idx_list: tuple, x: Variable) -> list[int] | None:
+    """The dimensions ``idx_list`` indexes at the constant 0 or -1 when ``x``'s length there
+    is 1 by its Type, every other entry being a full slice; None when there are none or an
+    entry is anything else (a place that may be out of range keeps its error)."""
+    places = []
+    for d, e in enumerate(idx_list):
+        if is_full_slice(e):
+            continue
+        is_int = isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_))
+        if not (is_int and e in (0, -1) and x.type.shape[d] == 1):
+            return None
+        places.append(d)
+    return places or None
+
+
+@register_rewrite("canonicalize", "fast_run", "fast_compile")
+@node_rewriter([Subtensor])
+def local_subtensor_of_length_one_dims(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """``x[:, 0]`` where ``x``'s second length is 1 by its Type (``m[:, 0]`` of
+    ``m = x.max(axis=1, keepdims=True)``): a DimShuffle dropping that dimension, which the
+    DimShuffle rules then merge with the one that made it (none is left of ``m[:, 0]``)."""
+    x = node.inputs[0]
+    places = _length_one_places(node.op.idx_list, x)
+    if places is None:
+        return None
+    new = DimShuffle(input_ndim=x.type.ndim, new_order=[d for d in range(x.type.ndim) if d not in places])(x)
+    return [new] if new.type == node.outputs[0].type else None
+
+
+@register_rewrite("canonicalize", "fast_run", "fast_compile")
+@node_rewriter([IncSubtensor])
+def local_inc_subtensor_of_length_one_dims(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """``inc_subtensor(x[:, 0], y)`` where ``x``'s second length is 1 by its Type: the part
+    is all of ``x``, so this is ``x + y`` with ``y`` given that dimension back (a
+    ``set_subtensor``: ``y`` broadcast to ``x``'s shape) — an Elemwise that fuses with its
+    neighbours instead of a copy of ``x`` and an indexed write. This is the gradient of
+    ``m[:, 0]`` for a ``m`` kept 2-d (``keepdims=True``) added to ``m``'s other gradients."""
+    op = node.op
+    x, y = node.inputs[:2]
+    places = _length_one_places(op.idx_list, x)
+    if places is None or op.inplace:
+        return None
+    view = [d for d in range(x.type.ndim) if d not in places]  # the dims x[idx] keeps
+    pad = len(view) - y.type.ndim  # y broadcasts to the part from the right
+    if pad < 0:
+        return None
+    order = ["x" if d in places or view.index(d) < pad else view.index(d) - pad for d in range(x.type.ndim)]
+    y_full = DimShuffle(input_ndim=y.type.ndim, new_order=order)(y)
+    new = second(x, y_full) if op.set_instead_of_inc else add(x, y_full)
+    return [new] if new.type == node.outputs[0].type else None
 
 
 # --- increments into zeros, summed: one chain of increments --------------------------------

@@ -443,6 +443,21 @@ def test_useless_dimshuffle() -> None:
     assert n == 1
 
 
+def test_dimshuffle_dropping_and_adding_a_length_one_dimension_in_place_is_useless() -> None:
+    x = tensor("x", dtype="float32", shape=(None, 1))
+    out = DimShuffle(input_ndim=2, new_order=(0, "x"))(x)  # drops dim 1, adds one there
+    fg, n = rewrite_with(rules.local_useless_dimshuffle, [x], [out])
+    assert n == 1 and fg.outputs[0] is fg.inputs[0]
+    f = check([x], out * 2.0)
+    assert not any(isinstance(op, DimShuffle) for op in _ops(f))
+    # a new axis elsewhere, or a length only known at run time, is a real DimShuffle
+    for y, order in ((x, ("x", 0)), (tensor("y", dtype="float32", shape=(1, None)), (1, "x"))):
+        other = DimShuffle(input_ndim=2, new_order=order)(y)
+        fg, n = rewrite_with(rules.local_useless_dimshuffle, [y], [other])
+        assert n == 0
+        check([y], other * 2.0)
+
+
 def test_dimshuffle_of_dimshuffle() -> None:
     x = tensor("x", dtype="float32", shape=(None, 1, 4))
     f = check([x], x.T.T)

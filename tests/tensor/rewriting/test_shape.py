@@ -14,8 +14,13 @@ from arignote.compile.builders import OpFromGraph
 from arignote.graph.basic import Apply
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import Op
+from arignote.graph.rewriting.basic import apply_node_rewriters
 from arignote.graph.traversal import graph_inputs
-from arignote.tensor.rewriting.shape import shape_feature, shape_of_inner_graph_output
+from arignote.tensor.rewriting.shape import (
+    local_elemwise_of_alloc,
+    shape_feature,
+    shape_of_inner_graph_output,
+)
 from arignote.tensor.shape import Shape, Shape_i
 from tests.tensor.utils import assert_infer_shape
 
@@ -182,3 +187,60 @@ def test_the_feature_forgets_a_changed_node() -> None:
     assert z not in feature.shapes  # its input changed: inferred again on demand
     (after,) = feature.shape_of(fg, node.outputs[0])
     assert y in graph_inputs([after])
+
+
+# --- an Elemwise of an Alloc --------------------------------------------------------------
+
+
+def _allocs(f: Any) -> int:
+    return sum(type(n.op).__name__ == "Alloc" for n in f.maker.fgraph.apply_nodes)
+
+
+def test_an_elemwise_reads_the_value_of_an_alloc_of_its_other_inputs_shape() -> None:
+    x = pt.fmatrix("x")
+    g = pt.fvector("g")
+    out = pt.alloc(g[:, None], x.shape[0], x.shape[1]) * pt.exp(x)
+    fg = FunctionGraph([x, g], [out], clone=False)
+    assert apply_node_rewriters(fg, [local_elemwise_of_alloc]) == 1
+    assert not any(type(n.op).__name__ == "Alloc" for n in fg.apply_nodes)
+    f = function([x, g], out)
+    assert _allocs(f) == 0
+    xv = np.arange(6, dtype="float32").reshape(2, 3) / 6
+    gv = np.array([2.0, -1.0], "float32")
+    got = f(xv, gv)
+    assert got.dtype == "float32"
+    np.testing.assert_allclose(got, gv[:, None] * np.exp(xv), rtol=1e-6)
+    with np.testing.assert_raises(ValueError):  # g of another length: still an error
+        f(xv, np.ones(3, "float32"))
+
+
+def test_the_lengths_may_come_from_an_inferred_shape() -> None:
+    """The gradient of a row sum of ``dot(x, w)`` multiplied into a value of that shape:
+    the Alloc's lengths are ``x.shape[0]`` and ``w.shape[1]``, which shape inference finds
+    for ``exp(dot(x, w))``."""
+    x, w = pt.dmatrix("x"), pt.dmatrix("w")
+    v = pt.dvector("v")
+    z = pt.exp(pt.dot(x, w))
+    out = pt.alloc(v[:, None], x.shape[0], w.shape[1]) * z
+    f = function([x, w, v], out)
+    assert _allocs(f) == 0
+    rng = np.random.default_rng(0)
+    xv, wv, vv = rng.normal(size=(3, 4)), rng.normal(size=(4, 2)), rng.normal(size=3)
+    np.testing.assert_allclose(f(xv, wv, vv), vv[:, None] * np.exp(xv @ wv), rtol=1e-12)
+
+
+def test_an_alloc_of_lengths_no_input_has_is_kept() -> None:
+    x = pt.dmatrix("x")
+    v = pt.dvector("v")
+    n, m = pt.lscalar("n"), pt.lscalar("m")
+    out = pt.alloc(v[:, None], n, m) + x  # n, m: free lengths, unrelated to x's
+    f = function([x, v, n, m], out)
+    assert _allocs(f) == 1
+    xv = np.ones((2, 3))
+    np.testing.assert_array_equal(f(xv, np.array([1.0, 2.0]), 2, 3), [[2.0] * 3, [3.0] * 3])
+    with np.testing.assert_raises(ValueError):  # the Alloc's shape against x's: an error
+        f(xv, np.array([1.0, 2.0]), 2, 1)
+    # an Alloc alone (no other input to read the lengths from) is kept too
+    f = function([v, n, m], pt.exp(pt.alloc(v[:, None], n, m)))
+    assert _allocs(f) >= 1
+    np.testing.assert_allclose(f(np.array([0.0, 1.0]), 2, 2), np.exp([[0.0, 0.0], [1.0, 1.0]]))

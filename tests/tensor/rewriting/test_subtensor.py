@@ -11,7 +11,12 @@ import pytest
 import arignote
 import arignote.tensor as pt
 from arignote import function
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.rewriting.basic import apply_node_rewriters
+from arignote.tensor.indexing.basic import IncSubtensor
 from arignote.tensor.rewriting.subtensor import (
+    local_inc_subtensor_of_length_one_dims,
+    local_subtensor_of_length_one_dims,
     local_subtensor_of_shape,
     local_subtensor_of_static_shape,
     local_useless_subtensor,
@@ -64,6 +69,109 @@ def test_useless_subtensor_is_removed() -> None:
     f = function([x], x[::-1] * 2)  # not a full slice: kept
     assert any(isinstance(op, Subtensor) for op in _ops(f))
     np.testing.assert_array_equal(f(np.arange(4.0).reshape(2, 2)), [[4, 6], [0, 2]])
+
+
+def _rewritten(rule: Any, inputs: list, out: Any) -> tuple[FunctionGraph, int]:
+    fg = FunctionGraph(list(inputs), [out])
+    return fg, apply_node_rewriters(fg, [rule])
+
+
+def test_indexing_a_length_one_dimension_at_0_drops_it() -> None:
+    x = pt.fmatrix("x")
+    m = x.max(axis=1, keepdims=True)  # (n, 1) by its Type
+    xv = np.random.default_rng(0).normal(size=(4, 3)).astype("float32")
+    for out in (m[:, 0], m[:, -1], m[:, 0] + m[:, -1]):
+        fg, n = _rewritten(local_subtensor_of_length_one_dims, [x], out)
+        assert n >= 1 and not any(isinstance(nd.op, Subtensor) for nd in fg.apply_nodes)
+        f = function([x], out)
+        assert not any(isinstance(op, Subtensor) for op in _ops(f))
+        want = function([x], out, mode=UNREWRITTEN)(xv)
+        np.testing.assert_array_equal(f(xv), want)
+        assert f(xv).dtype == "float32"
+    np.testing.assert_array_equal(function([x], m[:, 0])(xv), xv.max(axis=1))
+    # both dimensions of length 1, and a 3-d value with a full slice after the index
+    y = tensor("y", dtype="float64", shape=(1, 1))
+    np.testing.assert_array_equal(function([y], y[0, -1])(np.array([[2.5]])), 2.5)
+    z = tensor("z", dtype="float64", shape=(None, 1, None))
+    zv = np.arange(6.0).reshape(2, 1, 3)
+    f = function([z], z[:, 0, :])
+    assert not any(isinstance(op, Subtensor) for op in _ops(f))
+    np.testing.assert_array_equal(f(zv), zv[:, 0, :])
+
+
+def test_indexing_other_places_or_lengths_is_kept() -> None:
+    x = pt.dmatrix("x")  # length 1 only at run time: the Subtensor stays (and checks)
+    y = tensor("y", dtype="float64", shape=(None, 1))
+    for inputs, out in (([x], x[:, 0]), ([y], y[1:, 0]), ([y], y[0])):
+        fg, n = _rewritten(local_subtensor_of_length_one_dims, inputs, out)
+        assert n == 0
+    with pytest.raises(IndexError):  # an empty x has no place 0: still raises
+        function([x], x[:, 0])(np.ones((2, 0)))
+    with pytest.raises(IndexError, match="out of bounds"):  # y[:, 1] is refused when built
+        y[:, 1]
+
+
+@pytest.mark.parametrize("set_instead_of_inc", [False, True])
+def test_an_increment_into_a_length_one_dimension_is_an_elemwise(set_instead_of_inc: bool) -> None:
+    x = tensor("x", dtype="float32", shape=(None, 1))
+    y = pt.fvector("y")
+    write = pt.set_subtensor if set_instead_of_inc else pt.inc_subtensor
+    out = write(x[:, 0], y)
+    fg, n = _rewritten(local_inc_subtensor_of_length_one_dims, [x, y], out)
+    assert n == 1 and not any(isinstance(nd.op, IncSubtensor) for nd in fg.apply_nodes)
+    f = function([x, y], out)
+    assert not any(isinstance(op, IncSubtensor) for op in _ops(f))
+    xv = np.arange(4.0, dtype="float32").reshape(4, 1)
+    yv = np.linspace(-1, 1, 4).astype("float32")
+    want = xv.copy()
+    if set_instead_of_inc:
+        want[:, 0] = yv
+    else:
+        want[:, 0] += yv
+    got = f(xv, yv)
+    assert got.dtype == "float32" and got.shape == (4, 1)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(xv, np.arange(4.0).reshape(4, 1))  # the input is kept
+    with pytest.raises(ValueError):  # a y of another length still raises
+        f(xv, np.ones(3, "float32"))
+
+
+def test_increments_that_broadcast_or_need_a_cast() -> None:
+    x = tensor("x", dtype="float64", shape=(None, 1, 3))
+    xv = np.arange(6.0).reshape(2, 1, 3)
+    cases = [
+        (pt.dscalar("s"), np.float64(2.5)),  # y broadcast over the whole part
+        (pt.dvector("v"), np.array([1.0, 2.0, 3.0])),  # y fills the part's last dimension
+        (pt.fmatrix("w"), np.ones((2, 3), "float32")),  # float32 into float64: x + y is float64
+    ]
+    for y, yv in cases:
+        out = pt.inc_subtensor(x[:, 0], y)
+        f = function([x, y], out)
+        assert not any(isinstance(op, IncSubtensor) for op in _ops(f))
+        want = xv.copy()
+        want[:, 0] += yv
+        np.testing.assert_array_equal(f(xv, yv), want)
+    # float64 into a float32 x: x + y would be float64, so the increment stays
+    xf = tensor("xf", dtype="float32", shape=(None, 1))
+    out = pt.inc_subtensor(xf[:, 0], pt.dvector("d"))
+    fg, n = _rewritten(local_inc_subtensor_of_length_one_dims, [xf, *out.owner.inputs[1:2]], out)
+    assert n == 0
+
+
+def test_the_gradient_of_a_kept_dims_max_has_no_increment() -> None:
+    """``m[:, 0]`` of ``m = x.max(axis=1, keepdims=True)``, used twice (the log-sum-exp of a
+    softmax): its gradient adds an increment of ``m``'s column into ``m``'s other gradient,
+    which is now one Elemwise; the gradient is what the unrewritten graph gives."""
+    x = pt.dmatrix("x")
+    m = x.max(axis=1, keepdims=True)
+    lse = pt.log(pt.exp(x - m).sum(axis=1)) + m[:, 0]
+    g = arignote.grad(lse.sum(), x)
+    f = function([x], g)
+    assert not any(isinstance(op, (Subtensor, IncSubtensor)) for op in _ops(f))
+    xv = np.random.default_rng(1).normal(size=(5, 4))
+    e = np.exp(xv - xv.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(f(xv), e / e.sum(axis=1, keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(function([x], g, mode=UNREWRITTEN)(xv), f(xv), rtol=1e-12)
 
 
 def test_shape_entries_in_graphs() -> None:

@@ -3,8 +3,9 @@
 
 The Python backend's outer-product updates call SciPy's ``?ger`` (its other products run in
 NumPy's BLAS: :mod:`arignote.link.python.blas` says why), and the BLAS thread limit finds
-SciPy's OpenBLAS through this module. Importing ``scipy.linalg`` to reach them costs ~0.13 s of CPU on the project's machine, paid by the
-first call of a fresh process's first function that has a product (``scipy.linalg``'s package
+SciPy's OpenBLAS through this module. Importing ``scipy.linalg`` to reach them costs
+~0.13 s of CPU on the project's machine, paid by the first call of a fresh process's first
+function that needs them (``scipy.linalg``'s package
 imports SciPy's array-API layer, ``numpy.testing``, ``numpy.f2py``, ...), most of a model's
 setup time. The wrappers themselves are one extension module that needs none of that: loaded
 from its file with :class:`importlib.machinery.ExtensionFileLoader` it costs ~3 ms, and it is

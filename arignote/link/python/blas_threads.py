@@ -76,20 +76,11 @@ def blas_thread_control() -> tuple[Callable[[int], Any], Callable[[], int]] | No
     (found once), or None when it is not an OpenBLAS with those functions."""
     global _control
     if _control is _UNSET:
-        _control = None
         try:
-            lib = ctypes.CDLL(fblas().__file__)  # (dlsym searches its dependencies)
-        except (OSError, AttributeError):
-            return None
-        for set_name, get_name in _SYMBOLS:
-            setter = getattr(lib, set_name, None)
-            getter = getattr(lib, get_name, None)
-            if setter is not None and getter is not None:
-                # (no argtypes: ctypes passes a Python int as a C int, and checks cost 0.2 µs)
-                setter.restype = None
-                getter.restype = ctypes.c_int
-                _control = (setter, getter)
-                break
+            path = fblas().__file__
+        except AttributeError:  # (a module without a file: no library to ask)
+            path = None
+        _control = None if path is None else _find_control(path)
     return _control
 
 

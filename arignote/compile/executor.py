@@ -25,6 +25,7 @@ from arignote.graph.container import (
 from arignote.graph.destroyhandler import view_root
 from arignote.graph.shared import SharedVariable
 from arignote.graph.utils import gc_paused
+from arignote.link.python.codegen import REFUSED
 from arignote.printing import debugprint
 from arignote.tensor.type import TensorType
 
@@ -160,7 +161,8 @@ class Function:
         # serves a plain call whose outputs need nothing more (fresh, no update to apply, no
         # input to protect): no round trip through the output cells
         direct = getattr(vm, "call_direct", None)
-        # (``vm.direct_fresh``: call_direct's outputs alias nothing, whatever computed them)
+        # (``vm.direct_fresh``: the outputs call_direct returns alias nothing; it returns
+        # REFUSED for a call it leaves to the runner, whose outputs are checked as usual)
         fresh = self._all_fresh or (bool(getattr(vm, "direct_fresh", False)) and not any(self._borrow))
         eligible = fresh and not pairs and not self._protect and self._kind in ("list", "single")
         self._direct = direct if eligible and not self._host_cells else None
@@ -217,9 +219,10 @@ class Function:
                         raise self._bad_input(k, value, err) from None
             if self._direct is not None:
                 results = self._direct()
-                if self._plain_ok and self.profile is None and getattr(self.vm, "direct_program", None):
-                    self._plain = make_plain_call(self, *self.vm.direct_program)
-                return results[0] if self._kind == "single" else results
+                if results is not REFUSED:  # (else: the runner computes it below)
+                    if self._plain_ok and self.profile is None and getattr(self.vm, "direct_program", None):
+                        self._plain = make_plain_call(self, *self.vm.direct_program)
+                    return results[0] if self._kind == "single" else results
             for cell in self._protect:
                 cell[0] = _copy_value(cell[0])
             if device_types and self._host_cells:

@@ -137,6 +137,7 @@ class WholeGraph:
         self.fresh: list[bool] = [False]
         self._kernel: Callable | None = None  # the compiled function, once loaded
         self._program: Callable | None = None
+        self._outputs_fresh: bool | None = None
         # what runs the call when the whole-graph function does not: None (the generated
         # body after the prologue) or a hook running another tier-1 function and returning
         # True (the linker's, once no node needs its per-node tier-2 thunk)
@@ -271,7 +272,13 @@ class WholeGraph:
         """Whether every output is an array the compiled function allocates in the call,
         which no other value can hold: computed by a node that makes no view of an input
         for it (an in-place result overwrites a value computed in the call; the compiled
-        function itself never writes in place), and given once."""
+        function itself never writes in place), and given once. (Found once: the graph is
+        linked, it no longer changes.)"""
+        if self._outputs_fresh is None:
+            self._outputs_fresh = self._find_outputs_fresh()
+        return self._outputs_fresh
+
+    def _find_outputs_fresh(self) -> bool:
         outs = self.fgraph.outputs
         if len(set(outs)) != len(outs):
             return False
@@ -376,40 +383,23 @@ class WholeGraph:
         return fn
 
 
-def direct_call(runner: Callable, whole: WholeGraph, tier1: Callable[[], list] | None) -> Callable[[], list]:
+def direct_call(runner: Callable, whole: WholeGraph, tier1: Callable[[], Any] | None) -> Callable[[], Any]:
     """``call_direct()`` of a runner with a whole-graph function whose outputs are fresh
-    (:meth:`WholeGraph.outputs_fresh`): one call, its outputs returned as arrays that alias no
-    input and no other output, for :class:`~arignote.compile.executor.Function`'s plain
-    calls. While the whole-graph function is in use, the runner offers
+    (:meth:`WholeGraph.outputs_fresh`), for :class:`~arignote.compile.executor.Function`'s
+    plain calls. While the whole-graph function is in use, the runner offers
     :attr:`WholeGraph.program` as ``direct_program`` (values in, compiled function, values
-    out); once tier 1 is kept, ``tier1`` (tier 1's own direct call, for a graph whose every
-    node it writes out) when there is one; otherwise (the probe, the trial, a refused call)
-    the runner computes the call through its cells and an output that may share memory with
-    an input or an earlier output is copied."""
+    out) and a call returns its outputs; otherwise ``tier1``'s answer (tier 1's own direct
+    call, for a graph whose every node it writes out) when there is one, else
+    :data:`~arignote.link.python.codegen.REFUSED`: the caller runs the runner (the probe, the
+    trial, a call the compiled function raises on, which tier 1 computes or raises on)."""
     in_cells = [whole.storage_map[v] for v in whole.fgraph.inputs]
-    out_cells = [whole.storage_map[v] for v in whole.fgraph.outputs]
-    converters = (None,) * len(out_cells)
+    converters = (None,) * len(whole.fgraph.outputs)
 
-    def call_direct() -> list:
+    def call_direct() -> Any:
         program = whole.program
         if program is not None:
             runner.direct_program = (program, converters)
-            outs = program(*[c[0] for c in in_cells])
-            if outs is not REFUSED:
-                return outs
-        elif tier1 is not None and whole.state.startswith("tier 1"):
-            return tier1()
-        runner()
-        outs = [c[0] for c in out_cells]
-        if whole.fresh[0]:
-            return outs
-        ins = [c[0] for c in in_cells]
-        for k, value in enumerate(outs):
-            if isinstance(value, np.ndarray) and any(
-                isinstance(other, np.ndarray) and np.may_share_memory(value, other)
-                for other in (*ins, *outs[:k])
-            ):
-                outs[k] = value.copy()
-        return outs
+            return program(*[c[0] for c in in_cells])
+        return tier1() if tier1 is not None else REFUSED
 
     return call_direct

@@ -62,10 +62,10 @@ from arignote.tensor.elemwise import Elemwise
 
 __all__ = ["REFUSED", "PyGenLinker", "generate_source"]
 
-#: what a runner's ``direct_program`` (a function of the input values returning the outputs,
-#: offered to the caller that writes plain calls: :mod:`arignote.compile.plain_call`)
-#: returns when it leaves the call to the runner's general path; only a program with
-#: ``may_refuse = True`` does
+#: what a runner's ``call_direct()`` returns, and its ``direct_program`` (a function of the
+#: input values returning the outputs, offered to the caller that writes plain calls:
+#: :mod:`arignote.compile.plain_call`) when it has ``may_refuse = True``, for a call it
+#: leaves to the runner itself (called through its cells, outputs checked by the caller)
 REFUSED = object()
 
 #: compiled code by source: graphs of the same shape share it (constants, callees and
@@ -141,15 +141,14 @@ class PyGenLinker(MetaObject):
         runner.impl_of = _impl_of
         runner.source = gen.source
         runner.line_nodes = gen.line_nodes
-        out_cells = [storage_map[v] for v in fgraph.outputs]
         if gen.program is not None:
             runner.fresh_outputs = True
             runner.program_source = gen.program_source
             runner.call_direct = _direct_call(
-                runner, gen.program, [storage_map[v] for v in fgraph.inputs], out_cells
+                runner, gen.program, [storage_map[v] for v in fgraph.inputs], len(fgraph.outputs)
             )
         self._attach(runner, {k: gen.thunk_name(k) for k in thunk_only})
-        return runner, out_cells
+        return runner, [storage_map[v] for v in fgraph.outputs]
 
     def _thunk_nodes(
         self, fgraph: FunctionGraph, nodes: list[Apply], thunks: list, storage_map: dict, compute_map: dict
@@ -169,22 +168,21 @@ class PyGenLinker(MetaObject):
         return False
 
 
-def _direct_call(runner: Callable, program: Callable, in_cells: list, out_cells: list) -> Callable[[], list]:
-    """``call_direct()`` of a runner whose body is pure (:meth:`_Generator._pure`): one call,
-    the outputs returned, as :class:`~arignote.compile.executor.Function` takes them for a
-    plain call. Once nothing but the body can compute a call (no whole-graph function
-    still on trial: a subclass's ``runner.whole``), the runner offers ``direct_program``:
-    the caller then writes the call as values in, ``program``, values out
-    (:mod:`arignote.compile.plain_call`), with no cell read or written."""
-    converters = (None,) * len(out_cells)
+def _direct_call(runner: Callable, program: Callable, in_cells: list, n_out: int) -> Callable[[], Any]:
+    """``call_direct()`` of a runner whose body is pure (:meth:`_Generator._pure`): the
+    outputs of one call through ``program``, once nothing but the body can compute a call
+    (no whole-graph function still on trial: a subclass's ``runner.whole``), else
+    :data:`REFUSED`. From then on the runner offers ``direct_program``: the caller writes the
+    call as values in, ``program``, values out (:mod:`arignote.compile.plain_call`), with no
+    cell read or written."""
+    converters = (None,) * n_out
 
-    def call_direct() -> list:
+    def call_direct() -> Any:
         whole = getattr(runner, "whole", None)
         if whole is None or whole.state.startswith("tier 1"):
             runner.direct_program = (program, converters)
             return list(program(*[c[0] for c in in_cells]))
-        runner()
-        return [c[0] for c in out_cells]
+        return REFUSED
 
     return call_direct
 

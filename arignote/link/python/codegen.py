@@ -382,18 +382,11 @@ class _Generator:
         ]
         outs = [self.local[v] for v in self.fgraph.outputs]
         head = [f"def program({', '.join(params)}):", "    try:"]
-        lines = self.lines[start:stop]
-        body = [f"        {line}" for line, _ in lines]
-        body.append(f"        return ({', '.join(outs)},)")
-        tail = ["    except Exception as _err:", "        _fail_program(_err)", "        raise"]
-        text = "\n".join([*head, *body, *tail]) + "\n"
-        self.program_source = text
-        first = len(head) + 1
-        line_nodes = {first + i: self.nodes[k] for i, (_, k) in enumerate(lines) if k is not None}
-        namespace = self.namespace
-        namespace["_fail_program"] = _failure_hook(line_nodes, self.storage_map, self.args)
-        exec(self._code(text), namespace)
-        return namespace["program"]
+        body = [*self.lines[start:stop], (f"return ({', '.join(outs)},)", None)]
+        self.program_source, line_nodes = self._text(head, body, "_fail_program")
+        self.namespace["_fail_program"] = _failure_hook(line_nodes, self.storage_map, self.args)
+        exec(self._code(self.program_source), self.namespace)
+        return self.namespace["program"]
 
     def _last_uses(self, keep: set) -> dict[Variable, int]:
         """Variable -> index of the last node reading it (its own node's, for a value
@@ -568,18 +561,23 @@ class _Generator:
         if self.prologue:
             head.insert(1, "    if _whole is not None and _whole(): return")
             self.params["_whole"] = None
-        body = [f"        {line}" for line, _ in self.lines] or ["        pass"]
-        tail = ["    except Exception as _err:", "        _fail(_err)", "        raise"]
-        text = "\n".join([*head, *body, *tail]) + "\n"
-        self.source = text
-        first = len(head) + 1  # line number of the first body line
-        self.line_nodes = {first + i: self.nodes[k] for i, (_, k) in enumerate(self.lines) if k is not None}
+        self.source, self.line_nodes = self._text(head, self.lines or [("pass", None)], "_fail")
         # the names are the function's globals (a closure over many names costs CPython's
         # compiler far more than global names, which 3.11 reads as fast)
         namespace = self.namespace = {"__builtins__": __builtins__, **self.params}
         namespace["_fail"] = _failure_hook(self.line_nodes, self.storage_map, self.args)
-        exec(self._code(text), namespace)
+        exec(self._code(self.source), namespace)
         return namespace["run"]
+
+    def _text(self, head: list[str], lines: list[tuple[str, int | None]], fail: str) -> tuple[str, dict]:
+        """A function's source: ``head`` (its ``def`` line, up to its ``try:``), then
+        ``lines`` inside the try, whose handler calls ``fail`` (the failure hook's name); and
+        its line number -> node map."""
+        body = [f"        {line}" for line, _ in lines]
+        tail = ["    except Exception as _err:", f"        {fail}(_err)", "        raise"]
+        first = len(head) + 1  # line number of the first body line
+        line_nodes = {first + i: self.nodes[k] for i, (_, k) in enumerate(lines) if k is not None}
+        return "\n".join([*head, *body, *tail]) + "\n", line_nodes
 
     @staticmethod
     def _code(text: str) -> Any:

@@ -317,6 +317,11 @@ class NumbaLinker(PyGenLinker):
         self.min_size = (0 if self.force else MIN_SIZE) if min_size is None else int(min_size)
         self.hot_elements = hot_elements
 
+    def n_threads(self) -> int:
+        """The threads a large kernel call is split over: ``threads``, or
+        :func:`~arignote.link.numba.threads.kernel_threads` when it is None."""
+        return self.threads or kernel_threads()
+
     def __repr__(self) -> str:
         return f"NumbaLinker(jit={self.jit!r}, force={self.force}, whole_graph={self.whole_graph!r})"
 
@@ -370,7 +375,7 @@ class NumbaLinker(PyGenLinker):
                     return set()  # the whole graph runs as one function: no per-node kernels
         position = {n: k for k, n in enumerate(nodes)}
         lazy = self.jit == "background" and self.hot_elements > 0 and not self.force
-        threaded = (self.threads or kernel_threads()) > 1
+        threaded = self.n_threads() > 1
         slots: dict[int, _Slot] = {}
         outputs = set(fgraph.outputs)
         # (backwards: a reduction claims its fused input before that node is looked at)
@@ -623,7 +628,7 @@ def _map_thunk(
     odts = [np.dtype(d) for d in plan.out_dtypes]
     consts = plan.consts
     min_size = max(linker.min_size, 1)
-    threads = linker.threads or kernel_threads()
+    threads = linker.n_threads()
     ns_per_element = plan.costs[1]
     # (a guarded kernel may hand the call back to tier 1 after writing: never over an input)
     inplace = {} if plan.guarded else dict(node.op.inplace_pattern)
@@ -696,7 +701,7 @@ def _rows_thunk(
     odt = np.dtype(plan.out_dtypes[0])
     ndim = node.inputs[0].type.ndim
     min_size = max(linker.min_size, 1)
-    threads = linker.threads or kernel_threads()
+    threads = linker.n_threads()
     ns_per_element = plan.costs[1]
 
     def thunk() -> None:
@@ -750,7 +755,7 @@ def _reduce_thunk(
     odt = np.dtype(plan.out_dtypes[0])
     consts = plan.consts
     min_size = max(linker.min_size, 1)
-    threads = (linker.threads or kernel_threads()) if keep else 1
+    threads = linker.n_threads() if keep else 1
     ns_per_element = plan.costs[1]
     prod = slot.producer
     stash: list = [None]

@@ -56,7 +56,7 @@ def kernel_threads() -> int:
             try:
                 n = int(raw)
             except ValueError:
-                raise ValueError(f"ARIGNOTE_KERNEL_THREADS must be a positive integer, got {raw!r}") from None
+                n = 0
             if n < 1:
                 raise ValueError(f"ARIGNOTE_KERNEL_THREADS must be a positive integer, got {raw!r}")
             _threads = n

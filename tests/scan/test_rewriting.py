@@ -10,6 +10,7 @@ import arignote.tensor as pt
 from arignote.compile.mode import Mode
 from arignote.graph.replace import vectorize_graph
 from arignote.scan.op import Scan
+from tests.modes import function  # FAST_RUN's rewrites, on the run's linker
 
 RNG = np.random.default_rng(3)
 
@@ -19,13 +20,13 @@ def _scans(f):
 
 
 def _unrewritten(inputs, outputs):
-    return arignote.function(inputs, outputs, mode=Mode(optimizer=None))
+    return function(inputs, outputs, mode=Mode(optimizer=None))
 
 
 def test_last_value_keeps_only_the_last_rows():
     x0 = pt.dscalar("x0")
     xs, _ = arignote.scan(lambda x: x * 1.01 + 1.0, outputs_info=[x0], n_steps=1000)
-    f = arignote.function([x0], xs[-1])
+    f = function([x0], xs[-1])
     (node,) = _scans(f)
     assert node.op.info.keep == (1,)
     assert node.outputs[0].type.shape[0] == 1
@@ -35,11 +36,11 @@ def test_last_value_keeps_only_the_last_rows():
 def test_two_taps_back_keep_two_rows_and_full_use_keeps_all():
     init = pt.dvector("init")
     xs, _ = arignote.scan(lambda a, b: a + b, outputs_info=[{"initial": init, "taps": [-2, -1]}], n_steps=10)
-    f = arignote.function([init], [xs[-1], xs[-2]])
+    f = function([init], [xs[-1], xs[-2]])
     (node,) = _scans(f)
     assert node.op.info.keep == (2,)
     np.testing.assert_allclose(f(np.array([1.0, 1.0])), [144.0, 89.0])
-    g = arignote.function([init], [xs[-1], xs.sum()])
+    g = function([init], [xs[-1], xs.sum()])
     (node,) = _scans(g)
     assert node.op.info.keep == (0,)
 
@@ -48,7 +49,7 @@ def test_shared_update_keeps_only_its_last_value():
     s = arignote.shared(np.zeros(3), name="s")
     q = pt.dvector("q")
     ys, up = arignote.scan(lambda a: (a * 2, {s: s + a}), sequences=[q])
-    f = arignote.function([q], ys, updates=up)
+    f = function([q], ys, updates=up)
     (node,) = _scans(f)
     assert node.op.info.keep[0] == 1
     np.testing.assert_allclose(f(np.arange(4.0)), np.arange(4.0) * 2)
@@ -63,7 +64,7 @@ def test_invariants_pushed_out_of_the_loop():
         outputs_info=[h0],
         non_sequences=[W],
     )
-    f = arignote.function([x, h0, W], hs)
+    f = function([x, h0, W], hs)
     (node,) = _scans(f)
     inner_ops = {type(n.op).__name__ for n in node.op.fn.maker.fgraph.apply_nodes}
     assert "Exp" not in str(inner_ops) and not any("Transpose" in o for o in inner_ops)
@@ -76,22 +77,22 @@ def test_invariants_pushed_out_of_the_loop():
 def test_unused_outputs_removed():
     x0 = pt.dscalar("x0")
     (a, b, c), _ = arignote.scan(lambda x, y: [y, x + y, x * 3], outputs_info=[x0, x0, None], n_steps=5)
-    f = arignote.function([x0], c)
+    f = function([x0], c)
     (node,) = _scans(f)
     # c needs x, x needs y (its update reads y): only the nit-sot output b's state... all stay but c
     assert node.op.info.n_rec == 2 and node.op.info.n_nit_sot == 1
-    g = arignote.function([x0], b)
+    g = function([x0], b)
     (node,) = _scans(g)
     assert node.op.info.n_nit_sot == 0
     np.testing.assert_allclose(g(1.0), [2.0, 3.0, 5.0, 8.0, 13.0])
-    h = arignote.function([x0], a)
+    h = function([x0], a)
     np.testing.assert_allclose(h(1.0), [1.0, 2.0, 3.0, 5.0, 8.0])
 
 
 def test_independent_state_removed():
     x0 = pt.dscalar("x0")
     (a, b), _ = arignote.scan(lambda x, y: [x * 2, y + 1], outputs_info=[x0, x0], n_steps=4)
-    f = arignote.function([x0], a)
+    f = function([x0], a)
     (node,) = _scans(f)
     assert node.op.info.n_rec == 1
     np.testing.assert_allclose(f(1.0), [2.0, 4.0, 8.0, 16.0])
@@ -100,7 +101,7 @@ def test_independent_state_removed():
 def test_profile_reports_time_per_step():
     x0 = pt.dscalar("x0")
     xs, _ = arignote.scan(lambda x: x + 1, outputs_info=[x0], n_steps=20, profile=True, name="count")
-    f = arignote.function([x0], xs)
+    f = function([x0], xs)
     f(0.0)
     (node,) = _scans(f)
     text = node.op.loop_summary()
@@ -114,17 +115,15 @@ def test_vectorize_graph_of_a_scan():
     X, X0 = pt.dmatrix("X"), pt.dvector("X0")
     Y = vectorize_graph(ys, {x: X, x0: X0})
     Xv, X0v = RNG.normal(size=(3, 4)), RNG.normal(size=3)
-    single = arignote.function([x, x0], ys)
-    np.testing.assert_allclose(
-        arignote.function([X, X0], Y)(Xv, X0v), [single(r, h) for r, h in zip(Xv, X0v)]
-    )
+    single = function([x, x0], ys)
+    np.testing.assert_allclose(function([X, X0], Y)(Xv, X0v), [single(r, h) for r, h in zip(Xv, X0v)])
 
 
 def test_loops_over_the_same_sequence_merged():
     x = pt.dvector("x")
     sq, _ = arignote.scan(lambda a: a * a, sequences=[x])
     cs, _ = arignote.scan(lambda a, acc: acc + a, sequences=[x], outputs_info=[pt.constant(np.float64(0.0))])
-    f = arignote.function([x], [sq, cs])
+    f = function([x], [sq, cs])
     (node,) = _scans(f)
     assert node.op.info.n_rec == 1 and node.op.info.n_nit_sot == 1
     xv = RNG.normal(size=6)
@@ -137,7 +136,7 @@ def test_dependent_loops_not_merged():
     x = pt.dvector("x")
     sq, _ = arignote.scan(lambda a: a * a, sequences=[x])
     s2, _ = arignote.scan(lambda a, b: a + b.sum(), sequences=[x], non_sequences=[sq])
-    f = arignote.function([x], s2)
+    f = function([x], s2)
     assert len(_scans(f)) == 2
     xv = RNG.normal(size=4)
     np.testing.assert_allclose(f(xv), xv + (xv**2).sum())
@@ -146,10 +145,10 @@ def test_dependent_loops_not_merged():
 def test_dprint_of_a_profiled_function_shows_time_per_step():
     x0 = pt.dscalar("x0")
     xs, _ = arignote.scan(lambda x: x + 1, outputs_info=[x0], n_steps=30)
-    f = arignote.function([x0], xs, profile=True)
+    f = function([x0], xs, profile=True)
     f(0.0)
     text = arignote.dprint(f, file="str")
     assert "[30 steps," in text and "us/step]" in text
-    plain = arignote.function([x0], xs)
+    plain = function([x0], xs)
     plain(0.0)
     assert "us/step" not in arignote.dprint(plain, file="str")

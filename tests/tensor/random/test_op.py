@@ -20,6 +20,7 @@ from arignote.tensor.random.type import random_generator_type
 from arignote.tensor.shape import shape_tuple
 from arignote.tensor.type import TensorType
 from arignote.tensor.type_other import NoneConst
+from tests.modes import fast_run_mode
 
 
 def shared_rng(seed=0, name=None):
@@ -187,7 +188,7 @@ def test_explicit_generator_input_is_not_mutated():
     np.testing.assert_array_equal(v2, ref.normal(size=2))
     # an input with an update is drawn from in place, on a copy of the caller's value
     # unless it is declared mutable (the default of In with an update, as in PyTensor)
-    h = arignote.function([In(r, update=next_r, mutable=False)], x)
+    h = arignote.function([In(r, update=next_r, mutable=False)], x, mode=fast_run_mode())
     assert _inplace_flags(h) == [True]
     np.testing.assert_array_equal(h(g), v1)
     assert g.bit_generator.state == state
@@ -200,27 +201,31 @@ def _inplace_flags(f):
 def test_update_moves_the_generator_on_in_place():
     rng = shared_rng(7)
     x = pt.random.uniform(size=3, rng=rng)
-    f = arignote.function([], x, updates={rng: x.owner.outputs[0]})
+    f = arignote.function([], x, updates={rng: x.owner.outputs[0]}, mode=fast_run_mode())
     assert _inplace_flags(f) == [True]
     ref = np.random.default_rng(7)
     for _ in range(3):
         np.testing.assert_array_equal(f(), ref.uniform(size=3))
     assert random_generator_type.values_eq(rng.get_value(borrow=True), ref)
-    assert _inplace_flags(arignote.function([], x)) == [False]  # no update: copy
+    assert _inplace_flags(arignote.function([], x, mode=fast_run_mode())) == [False]  # no update: copy
 
 
 def test_in_place_rule_leaves_shared_generators_alone():
     rng = shared_rng(1)
     next_rng, x = pt.random.normal(rng=rng, return_next_rng=True)
     y = pt.random.uniform(rng=rng)  # a second reader of rng
-    f = arignote.function([], [x, y], updates={rng: next_rng})
+    f = arignote.function([], [x, y], updates={rng: next_rng}, mode=fast_run_mode())
     assert _inplace_flags(f) == [False, False]
     x0, y0 = f()
     ref = np.random.default_rng(1)
     assert x0 == ref.normal() and y0 == np.random.default_rng(1).uniform()
-    g = arignote.function([], [x, rng], updates={rng: next_rng})  # rng is also an output
+    g = arignote.function(
+        [], [x, rng], updates={rng: next_rng}, mode=fast_run_mode()
+    )  # rng is also an output
     assert _inplace_flags(g) == [False]
-    h = arignote.function([], [x, next_rng], updates={rng: next_rng})  # so is its next state
+    h = arignote.function(
+        [], [x, next_rng], updates={rng: next_rng}, mode=fast_run_mode()
+    )  # so is its next state
     assert _inplace_flags(h) == [False]
     _, returned = h()
     state = returned.bit_generator.state
@@ -232,7 +237,7 @@ def test_chained_draws():
     rng = shared_rng(2)
     r1, a = pt.random.normal(size=2, rng=rng, return_next_rng=True)
     r2, b = pt.random.poisson(3.0, size=2, rng=r1, return_next_rng=True)
-    f = arignote.function([], [a, b], updates={rng: r2})
+    f = arignote.function([], [a, b], updates={rng: r2}, mode=fast_run_mode())
     assert _inplace_flags(f) == [False, True]
     ref = np.random.default_rng(2)
     for _ in range(2):
@@ -368,7 +373,7 @@ def test_dprint_is_readable():
     x = pt.random.normal(0.0, 1.0, size=(2,), rng=rng)
     text = debugprint(x, file="str")
     assert 'normal_rv{"(),()->()"}.1' in text and "rng" in text
-    f = arignote.function([], x, updates={rng: x.owner.outputs[0]})
+    f = arignote.function([], x, updates={rng: x.owner.outputs[0]}, mode=fast_run_mode())
     assert 'normal_rv{"(),()->()", inplace}' in debugprint(f, file="str")
     unnamed = shared_rng()
     assert str(unnamed).startswith("RNG(Generator(PCG64)")

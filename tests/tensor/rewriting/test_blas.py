@@ -12,10 +12,10 @@ import pytest
 
 import arignote
 import arignote.tensor as pt
-from arignote import function
 from arignote.tensor.blas import Gemm, Gemv, Ger
 from arignote.tensor.products import Dot
 from arignote.tensor.rewriting.blas import local_blas_inplace, local_blas_update
+from tests.modes import function  # FAST_RUN's rewrites, on the run's linker
 
 UNREWRITTEN = arignote.Mode(optimizer=None)
 BLAS = (Gemm, Gemv, Ger)

@@ -23,6 +23,7 @@ from arignote.scalar.op import UnaryScalarOp, same_out
 from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.rewriting.fusion import MAX_FUSED_NODES, fuse_elemwise, fusion_pass
 from arignote.tensor.ufuncs import tensor_copy
+from tests.modes import function  # FAST_RUN's rewrites, on the run's linker
 
 NO_REWRITES = arignote.Mode(optimizer=None)
 NO_FUSION = arignote.Mode().excluding("fusion")
@@ -59,12 +60,12 @@ def assert_same(got, expected, exact=True):
 
 def check(inputs, outputs, values, mode=None):
     """Compile with fusion, check against no rewrites and against no fusion; the function."""
-    f = arignote.function(inputs, outputs, mode=mode)
+    f = function(inputs, outputs, mode=mode)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         got = f(*values)
-        assert_same(got, arignote.function(inputs, outputs, mode=NO_FUSION)(*values))
-        assert_same(got, arignote.function(inputs, outputs, mode=NO_REWRITES)(*values), exact=False)
+        assert_same(got, function(inputs, outputs, mode=NO_FUSION)(*values))
+        assert_same(got, function(inputs, outputs, mode=NO_REWRITES)(*values), exact=False)
     return f
 
 
@@ -243,7 +244,7 @@ def test_ten_thousand_node_chain_fuses_in_one_pass_into_bounded_kernels():
     assert fuse_elemwise(fg) == kernels
     assert sum(isinstance(n.op, Elemwise) for n in fg.apply_nodes) == kernels
     fg.check_integrity()
-    fn = arignote.function([x], y)  # the whole pipeline, too
+    fn = function([x], y)  # the whole pipeline, too
     v = np.linspace(-1, 1, 3)
     expected = v
     for _ in range(3334):
@@ -334,12 +335,12 @@ def test_inplace_elemwise_is_skipped():
 
 def test_fusion_can_be_excluded():
     a = pt.dvector("a")
-    f = arignote.function([a], a + a**10, mode=NO_FUSION)
+    f = function([a], a + a**10, mode=NO_FUSION)
     assert not fused_nodes(f) and len(nodes(f)) == 2
     fg = FunctionGraph([a], [a + a**10])
     assert fusion_pass(fg, NO_FUSION.query) == 0
     for tag in ("fusion", "elemwise_fusion"):
-        assert not fused_nodes(arignote.function([a], a + a**10, mode=arignote.Mode().excluding(tag)))
+        assert not fused_nodes(function([a], a + a**10, mode=arignote.Mode().excluding(tag)))
 
 
 def test_gradient_of_a_fused_function():
@@ -405,15 +406,15 @@ def test_debugmode_checks_the_fused_thunk():
     x, y = pt.dvectors("x", "y")
     t = pt.exp(x) * y
     outs = [t + 1, pt.tanh(t), (t * 2).sum()]
-    f = arignote.function([x, y], outs, mode=DebugMode())
+    f = function([x, y], outs, mode=DebugMode())
     values = [np.linspace(-1, 1, 5), np.arange(5.0)]
-    assert_same(f(*values), arignote.function([x, y], outs, mode=NO_FUSION)(*values))
+    assert_same(f(*values), function([x, y], outs, mode=NO_FUSION)(*values))
     assert fused_nodes(f)
 
 
 def test_dprint_and_profile_name_the_fused_node():
     x = pt.dvector("x")
-    f = arignote.function([x], pt.exp(x) * 2 + 1, profile=True)
+    f = function([x], pt.exp(x) * 2 + 1, profile=True)
     text = arignote.dprint(f, file="str")
     assert text.splitlines()[0].startswith("Composite{((exp(i0) * 2.0) + 1.0)} [id A]")
     assert "Inner graphs:" in text
@@ -494,7 +495,7 @@ def test_runtime_shape_mismatch_is_an_error(n_inputs):
     out = pt.exp(xs[0])
     for v in xs[1:]:
         out = out * v + 1
-    f = arignote.function(xs, out)
+    f = function(xs, out)
     assert len(fused_nodes(f)) == 1
     good = [np.ones(3)] * n_inputs
     assert f(*good).shape == (3,)
@@ -504,7 +505,7 @@ def test_runtime_shape_mismatch_is_an_error(n_inputs):
 
 def test_a_fused_function_pickles():
     x = pt.dvector("x")
-    f = arignote.function([x], [pt.tanh(x * 2) + 1, pt.exp(x) * x])
+    f = function([x], [pt.tanh(x * 2) + 1, pt.exp(x) * x])
     g = pickle.loads(pickle.dumps(f))
     v = np.linspace(-1, 1, 4)
     assert_same(g(v), f(v))
@@ -515,8 +516,8 @@ def test_outputs_of_a_fused_node_never_share_memory(debug):
     x = pt.dvector("x")
     t = pt.exp(x)
     outs = [t, tensor_copy(t), tensor_copy(t) * 1, pt.real(pt.complex(t, x))]
-    f = arignote.function([x], outs, mode=DebugMode() if debug else None)  # DebugMode: perform too
+    f = function([x], outs, mode=DebugMode() if debug else None)  # DebugMode: perform too
     assert len(fused_nodes(f)) == 1
     got = f(np.arange(3.0))
     assert not any(np.shares_memory(a, b) for k, a in enumerate(got) for b in got[:k])
-    assert_same(got, arignote.function([x], outs, mode=NO_FUSION)(np.arange(3.0)))
+    assert_same(got, function([x], outs, mode=NO_FUSION)(np.arange(3.0)))

@@ -12,13 +12,13 @@ import pytest
 import arignote
 import arignote.scalar as ps
 import arignote.tensor as pt
-from arignote import function
 from arignote.scalar.composite import Composite
 from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.indexing.advanced import AdvancedIncSubtensor1
 from arignote.tensor.indexing.basic import IncSubtensor
 from arignote.tensor.rewriting.inplace import elemwise_inplace, inc_subtensor_inplace
 from arignote.tensor.rewriting.subtensor import serialize_increments_into_zeros
+from tests.modes import function  # FAST_RUN's rewrites, on the run's linker
 
 UNREWRITTEN = arignote.Mode(optimizer=None)
 INCREMENTS = (IncSubtensor, AdvancedIncSubtensor1)
@@ -369,7 +369,7 @@ def test_a_mutable_input_may_be_overwritten_and_only_it():
     from arignote import In
 
     x, y = pt.dvectors("x", "y")
-    f = arignote.function([In(x, mutable=True), y], [pt.exp(x) * 2, pt.exp(y) * 2])
+    f = function([In(x, mutable=True), y], [pt.exp(x) * 2, pt.exp(y) * 2])
     fused = [n for n in f.maker.fgraph.toposort() if isinstance(n.op, Elemwise)]
     assert len(fused) == 2
     (on_x,) = [n for n in fused if n.inputs[0] is f.maker.fgraph.inputs[0]]
@@ -389,7 +389,7 @@ def test_a_merge_never_returns_a_value_that_a_node_overwrites():
     # merging the two would return the overwritten buffer (found by the fuzz test)
     x = pt.dmatrix("x")
     mode = arignote.Mode(optimizer="fast_run").excluding("fusion")
-    f = arignote.function([x], [x, x**3, x**2], mode=mode)
+    f = function([x], [x, x**3, x**2], mode=mode)
     v = np.arange(12.0).reshape(3, 4) / 10
     got = f(v)
     np.testing.assert_allclose(got[1], v**3)

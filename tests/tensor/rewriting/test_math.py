@@ -13,7 +13,6 @@ import pytest
 
 import arignote
 import arignote.tensor as pt
-from arignote import function
 from arignote.graph.basic import Constant, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import apply_node_rewriters
@@ -27,6 +26,7 @@ from arignote.tensor.shape import Reshape, SpecifyShape, specify_shape
 from arignote.tensor.subtensor import Subtensor
 from arignote.tensor.type import tensor
 from arignote.tensor.ufuncs import _casts, second
+from tests.modes import function  # FAST_RUN's rewrites, on the run's linker
 
 UNREWRITTEN = arignote.Mode(optimizer=None)
 FAST_RUN = arignote.Mode(optimizer="fast_run")

@@ -9,7 +9,6 @@ import numpy as np
 
 import arignote
 import arignote.tensor as pt
-from arignote import function
 from arignote.compile.builders import OpFromGraph
 from arignote.graph.basic import Apply
 from arignote.graph.fg import FunctionGraph
@@ -22,6 +21,7 @@ from arignote.tensor.rewriting.shape import (
     shape_of_inner_graph_output,
 )
 from arignote.tensor.shape import Shape, Shape_i
+from tests.modes import function  # FAST_RUN's rewrites, on the run's linker
 from tests.tensor.utils import assert_infer_shape
 
 UNREWRITTEN = arignote.Mode(optimizer=None)

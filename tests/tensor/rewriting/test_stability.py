@@ -26,6 +26,7 @@ from arignote.scalar.composite import Composite
 from arignote.tensor.elemwise import Elemwise
 from arignote.tensor.reductions import Max
 from arignote.tensor.special import LogSoftmax, Softmax, log_softmax, softmax
+from tests.modes import function  # FAST_RUN's rewrites, on the run's linker
 
 NO_REWRITES = arignote.Mode(optimizer=None)
 FAST_COMPILE = get_mode("FAST_COMPILE")
@@ -48,7 +49,7 @@ def compiled_ops(f) -> list[type]:
 
 
 def run(inputs, output, args, mode=None):
-    f = arignote.function(inputs, output, mode=mode)
+    f = function(inputs, output, mode=mode)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # the unrewritten forms overflow
         with np.errstate(all="ignore"):
@@ -334,7 +335,7 @@ def test_exact_in_default_mode(name):
 def test_rule_fired(name):
     build, _, present, absent, _ = CASES[name]
     inputs, output = build("float64")
-    f = arignote.function(inputs, output)
+    f = function(inputs, output)
     ops = set(compiled_ops(f))
     assert present <= ops, (name, ops)
     assert not (absent & ops), (name, ops)
@@ -350,9 +351,9 @@ def test_same_as_unrewritten_on_moderate_inputs(name, dtype):
     unrewritten graph evaluated in float64 on the same (float32) inputs, to float32 precision."""
     build, _, _, _, sample = CASES[name]
     inputs, output = build(dtype)
-    rewritten = arignote.function(inputs, output)
+    rewritten = function(inputs, output)
     assert rewritten.maker.fgraph.outputs[0].type == output.type
-    plain = arignote.function(*build("float64"), mode=NO_REWRITES)
+    plain = function(*build("float64"), mode=NO_REWRITES)
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     rtol = 1e-12 if dtype == "float64" else 1e-5
     for _ in range(20):
@@ -369,8 +370,8 @@ def test_fast_compile_computes_the_finite_values(name):
     enough (moderate inputs) it gives the same values."""
     build, _, _, _, sample = CASES[name]
     inputs, output = build("float64")
-    fast = arignote.function(inputs, output, mode=FAST_COMPILE)
-    plain = arignote.function(inputs, output, mode=NO_REWRITES)
+    fast = function(inputs, output, mode=FAST_COMPILE)
+    plain = function(inputs, output, mode=NO_REWRITES)
     rng = np.random.default_rng(1)
     for _ in range(5):
         args = [np.asarray(a) for a in sample(rng)]
@@ -407,7 +408,7 @@ def matrix_values(rng, shape=(3, 4)):
 def test_softmax_along_axes(axis):
     m = pt.dmatrix("m")
     out = pt.exp(m) / pt.sum(pt.exp(m), axis=axis, keepdims=True)
-    f = arignote.function([m], out)
+    f = function([m], out)
     assert Softmax in compiled_ops(f)
     value = np.array([[1000.0, 0.0, 999.0], [-1000.0, -1001.0, -1000.0]])
     want = np.exp(value - value.max(axis=axis, keepdims=True))
@@ -415,13 +416,13 @@ def test_softmax_along_axes(axis):
     np.testing.assert_allclose(f(value), want, rtol=1e-12)
     rng = np.random.default_rng(0)
     x = matrix_values(rng)
-    np.testing.assert_allclose(f(x), arignote.function([m], out, mode=NO_REWRITES)(x), rtol=1e-12)
+    np.testing.assert_allclose(f(x), function([m], out, mode=NO_REWRITES)(x), rtol=1e-12)
 
 
 def test_softmax_of_axis_0_broadcast_without_keepdims():
     """``exp(m) / sum(exp(m), axis=0)`` broadcasts the column sums back along axis 0: a softmax."""
     m = pt.dmatrix("m")
-    f = arignote.function([m], pt.exp(m) / pt.sum(pt.exp(m), axis=0))
+    f = function([m], pt.exp(m) / pt.sum(pt.exp(m), axis=0))
     assert Softmax in compiled_ops(f)
     x = matrix_values(np.random.default_rng(1))
     np.testing.assert_allclose(f(x), np.exp(x) / np.exp(x).sum(axis=0), rtol=1e-12)
@@ -431,7 +432,7 @@ def test_division_by_sums_over_another_axis_is_not_a_softmax():
     """``exp(m) / sum(exp(m), axis=1)`` (no keepdims) divides row i... by the sum of row j: kept."""
     m = pt.dmatrix("m")
     out = pt.exp(m) / pt.sum(pt.exp(m), axis=1)
-    f = arignote.function([m], out)
+    f = function([m], out)
     assert Softmax not in compiled_ops(f)
     x = matrix_values(np.random.default_rng(2), (4, 4))
     np.testing.assert_allclose(f(x), np.exp(x) / np.exp(x).sum(axis=1), rtol=1e-12)
@@ -442,7 +443,7 @@ def test_division_by_sums_over_another_axis_is_not_a_softmax():
 def test_logsumexp_along_axes(axis, keepdims):
     m = pt.dmatrix("m")
     out = pt.log(pt.sum(pt.exp(m), axis=axis, keepdims=keepdims))
-    f = arignote.function([m], out)
+    f = function([m], out)
     assert Max in compiled_ops(f)
     assert f.maker.fgraph.outputs[0].type == out.type
     value = np.array([[1000.0, 1000.0], [-np.inf, -np.inf]])
@@ -456,14 +457,14 @@ def test_logsumexp_along_axes(axis, keepdims):
         got = f(value)
     assert_exact(got, want)
     x = matrix_values(np.random.default_rng(3))
-    np.testing.assert_allclose(f(x), arignote.function([m], out, mode=NO_REWRITES)(x), rtol=1e-12)
+    np.testing.assert_allclose(f(x), function([m], out, mode=NO_REWRITES)(x), rtol=1e-12)
 
 
 def test_logsumexp_graph_is_not_rewritten_again():
     """The max-shifted form (ours, and ``pt.logsumexp``'s) is left alone: one Max."""
     v = pt.dvector("v")
     for out in (pt.log(pt.sum(pt.exp(v))), pt.logsumexp(v)):
-        f = arignote.function([v], out)
+        f = function([v], out)
         assert compiled_ops(f).count(Max) == 1
         assert float(f(np.array([1000.0, 1000.0]))) == pytest.approx(1000 + math.log(2), rel=1e-15)
 
@@ -471,37 +472,37 @@ def test_logsumexp_graph_is_not_rewritten_again():
 def test_logsumexp_keeps_the_sum_dtype():
     v = pt.fvector("v")
     out = pt.log(pt.sum(pt.exp(v), dtype="float64"))
-    f = arignote.function([v], out)
+    f = function([v], out)
     assert f.maker.fgraph.outputs[0].type == out.type
     assert float(f(np.array([100.0, 100.0], dtype="float32"))) == pytest.approx(100 + math.log(2), rel=1e-12)
 
 
 def test_log_softmax_keeps_axis():
     m = pt.dmatrix("m")
-    f = arignote.function([m], pt.log(softmax(m, axis=1)))
+    f = function([m], pt.log(softmax(m, axis=1)))
     (node,) = [n for n in f.maker.fgraph.apply_nodes if isinstance(n.op, LogSoftmax)]
     assert node.op.axis == (1,)
     x = np.array([[1000.0, 0.0], [0.0, 0.0]])
-    assert_exact(f(x), arignote.function([m], log_softmax(m, axis=1), mode=NO_REWRITES)(x))
+    assert_exact(f(x), function([m], log_softmax(m, axis=1), mode=NO_REWRITES)(x))
 
 
 def test_sqrt_of_integer_square_is_kept():
     """``x**2`` of an int8 wraps around; ``abs(x)`` would not: no rewrite."""
     i = pt.bscalar("i")
     out = pt.sqrt(i**2)
-    f = arignote.function([i], out)
+    f = function([i], out)
     assert ps.Abs not in compiled_ops(f)
-    assert f(np.int8(100)) == arignote.function([i], out, mode=NO_REWRITES)(np.int8(100))
+    assert f(np.int8(100)) == function([i], out, mode=NO_REWRITES)(np.int8(100))
 
 
 def test_mixed_precision_keeps_types():
     """float32 pieces inside a float64 sum, and a float32 graph, keep their output Types."""
     x32 = pt.fscalar("x")
     for out in (pt.log(np.float64(1.0) + x32), pt.log(1 + pt.exp(x32)), pt.exp(x32) - 1):
-        f = arignote.function([x32], out)
+        f = function([x32], out)
         assert f.maker.fgraph.outputs[0].type == out.type
         np.testing.assert_allclose(
-            f(np.float32(0.75)), arignote.function([x32], out, mode=NO_REWRITES)(np.float32(0.75)), rtol=1e-6
+            f(np.float32(0.75)), function([x32], out, mode=NO_REWRITES)(np.float32(0.75)), rtol=1e-6
         )
 
 
@@ -510,7 +511,7 @@ def test_broadcast_constant_and_vector_forms():
     m = pt.dmatrix("m")
     one = pt.constant(np.ones((1, 1)))
     outs = [pt.log(one + pt.exp(m)), pt.log(pt.exp(m) + np.float64(1.0)), pt.exp(m) - one]
-    f = arignote.function([m], outs)
+    f = function([m], outs)
     x = np.array([[1000.0, -3.0], [1e-12, 2.0]])
     with np.errstate(over="ignore"):
         got = f(x)
@@ -522,7 +523,7 @@ def test_broadcast_constant_and_vector_forms():
 
 def test_sums_with_more_terms():
     x, y = pt.dscalar("x"), pt.dscalar("y")
-    f = arignote.function([x, y], [pt.log(1 + x + y), pt.exp(x) + y - 1, (1 + y) - pt.sigmoid(x)])
+    f = function([x, y], [pt.log(1 + x + y), pt.exp(x) + y - 1, (1 + y) - pt.sigmoid(x)])
     got = f(1e-17, 2e-17)
     assert_exact(got[0], 3e-17)
     assert_exact(got[1], 2e-17 + 1e-17)
@@ -533,7 +534,7 @@ def test_integer_constant_factors_do_not_overflow():
     """Rebuilt products convert their constants to the product's dtype: int8 100 * 2 is 200."""
     x = pt.dscalar("x")
     out = pt.constant(np.int8(100)) * (pt.constant(np.int8(2)) * (pt.exp(x) / (1 + pt.exp(x))))
-    f = arignote.function([x], out)
+    f = function([x], out)
     assert pss.Sigmoid in compiled_ops(f)
     assert_exact(f(1000.0), 200.0)
     assert_exact(f(0.0), 100.0)
@@ -549,7 +550,7 @@ def test_static_shapes_are_kept():
         pt.sqrt(m**2),
         pt.log(pt.erfc(m)),
     ]
-    f = arignote.function([v, m], outs)
+    f = function([v, m], outs)
     assert [o.type for o in f.maker.fgraph.outputs] == [o.type for o in outs]
     ops = compiled_ops(f)
     assert {pss.Softplus, Softmax, Max, ps.Abs, pss.Erfcx} <= set(ops)
@@ -559,7 +560,7 @@ def test_rules_are_named_and_excludable():
     """Each rule is registered by name in the stabilize stage; excluding one keeps its form."""
     x = pt.dscalar("x")
     out = pt.log(1 + x)
-    f = arignote.function([x], out, mode=get_mode("FAST_RUN").excluding("local_log1p"))
+    f = function([x], out, mode=get_mode("FAST_RUN").excluding("local_log1p"))
     assert ps.Log1p not in compiled_ops(f)
-    f = arignote.function([x], out, mode=get_mode("FAST_RUN").excluding("stabilize"))
+    f = function([x], out, mode=get_mode("FAST_RUN").excluding("stabilize"))
     assert ps.Log1p not in compiled_ops(f)

@@ -10,7 +10,6 @@ import pytest
 
 import arignote
 import arignote.tensor as pt
-from arignote import function
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import apply_node_rewriters
 from arignote.tensor.indexing.basic import IncSubtensor
@@ -24,6 +23,7 @@ from arignote.tensor.rewriting.subtensor import (
 from arignote.tensor.shape import Shape, Shape_i, reshape
 from arignote.tensor.subtensor import Subtensor
 from arignote.tensor.type import tensor, tensor3
+from tests.modes import function  # FAST_RUN's rewrites, on the run's linker
 
 UNREWRITTEN = arignote.Mode(optimizer=None)
 

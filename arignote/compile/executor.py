@@ -8,12 +8,13 @@ import sys
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from arignote.compile.debug.profiling import ProfileStats
-from arignote.compile.plain_call import BUSY, make_plain_call
+from arignote.compile.plain_call import make_plain_call
 from arignote.graph.container import (
     Container,
     device_types,
@@ -176,17 +177,29 @@ class Function:
         if name == "_lock" and not hasattr(value, "acquire"):
             value = _ContextLock(value)  # a context manager in place of the lock
         if name in _PLAIN_READS:  # the generated plain call read it: made again on the next call
-            object.__setattr__(self, "_plain", None)
+            self._drop_plain()
         object.__setattr__(self, name, value)
+
+    def _install_plain(self, call: Callable) -> None:
+        """Make ``call`` (:func:`~arignote.compile.plain_call.make_plain_call`'s) this
+        function's ``__call__``: its class becomes a subclass of its own adding only that
+        (CPython looks a call's ``__call__`` up on the class; a class of its own per function
+        spares a plain call every step before the generated code)."""
+        base = type(self)
+        own = type(base.__name__, (base,), {"__call__": call, "__slots__": (), "__module__": base.__module__})
+        own.__qualname__ = base.__qualname__
+        object.__setattr__(self, "_plain", call)
+        object.__setattr__(self, "__class__", own)
+
+    def _drop_plain(self) -> None:
+        """Back to the general path for every call (the class this function was made with)."""
+        if self.__dict__.get("_plain") is not None:
+            object.__setattr__(self, "_plain", None)
+            object.__setattr__(self, "__class__", type(self).__mro__[1])
 
     # -- calling --------------------------------------------------------------------------
 
     def __call__(self, *args: Any, output_subset: list[int] | None = None, **kwargs: Any) -> Any:
-        plain = self._plain
-        if plain is not None and output_subset is None and not kwargs:
-            result = plain(self, args)
-            if result is not BUSY:
-                return result
         lock = self._lock
         if not lock.acquire(False):
             self._wait_for(lock)  # busy: another thread's call, or a call of ours (re-entry)
@@ -221,7 +234,7 @@ class Function:
                 results = self._direct()
                 if results is not REFUSED:  # (else: the runner computes it below)
                     if self._plain_ok and self.profile is None and getattr(self.vm, "direct_program", None):
-                        self._plain = make_plain_call(self, *self.vm.direct_program)
+                        self._install_plain(make_plain_call(self, *self.vm.direct_program, Function.__call__))
                     return results[0] if self._kind == "single" else results
             for cell in self._protect:
                 cell[0] = _copy_value(cell[0])
@@ -616,6 +629,14 @@ class Function:
 
     # -- pickling -------------------------------------------------------------------------
 
+    def __reduce__(self) -> tuple:
+        # (a class of its own, see _install_plain, is rebuilt as the class it was made with)
+        return (
+            _new_function,
+            (type(self).__mro__[1] if self._plain is not None else type(self),),
+            self.__getstate__(),
+        )
+
     def __getstate__(self) -> dict:
         return {
             "maker": self.maker,
@@ -641,6 +662,11 @@ class Function:
         return f"Function({self.name or ', '.join(str(o) for o in self.maker.fgraph.outputs)})"
 
     __repr__ = __str__
+
+
+def _new_function(cls: type) -> Function:
+    """An empty Function of class ``cls`` for unpickling (``__setstate__`` links it)."""
+    return cls.__new__(cls)
 
 
 class _ContextLock:

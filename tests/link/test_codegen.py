@@ -127,6 +127,25 @@ def test_source_with_a_constant_does_not_hold_its_value():
     assert float(f(1.0)) == 3.5 and float(g(1.0)) == 8.0
 
 
+def test_one_element_constants_are_passed_as_0d_arrays():
+    # (NumPy sets up a length-1 dimension's broadcasting on every call; a 0-d array costs
+    # nothing and gives the same result where another input has the output's rank)
+    x, m = pt.dvector("x"), pt.dmatrix("m")
+    f = function([x, m], [x + np.ones(1), m * np.full((1, 1), 2.0), pt.exp(m) - np.ones((1, 3))], mode=RAW)
+    ks = {k: v for k, v in f.vm.__globals__.items() if k.startswith("_k")}
+    shapes = sorted(v.shape for v in ks.values())
+    assert shapes == [(), (), (1, 3)], shapes  # (a row of three stays a row)
+    for shape in [(1,), (4,)]:
+        a, b = np.arange(1.0, 1.0 + np.prod(shape)), np.arange(6.0).reshape(2, 3)[: shape[0]]
+        got = f(a, b)
+        want = [a + 1, b * 2.0, np.exp(b) - 1.0]
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == np.float64
+            np.testing.assert_allclose(g, w)
+    (one,) = function([x], [x * np.full((1,), 3.0)], mode=RAW)(np.array([2.0]))  # shape (1,) kept
+    assert one.shape == (1,) and one[0] == 6.0
+
+
 def test_source_of_a_multi_output_node():
     a, b = double("a"), double("b")
     q, r = divmod_op(a, b)

@@ -118,3 +118,65 @@ def test_the_tiered_linker_offers_the_program_once_the_whole_graph_is_settled():
     never = function([x], x + 1, mode=Mode(NumbaLinker(jit="background", whole_graph="never"), "fast_run"))
     _settled(never, np.array(1.0))
     assert never._plain is not None and never(np.array(1.5)) == 2.5
+
+
+def test_the_plain_call_is_the_functions_own_call_with_the_body_written_in():
+    from arignote.compile.executor import Function
+
+    x = pt.dscalar("x")
+    f = _settled(function([x], x + 1, mode=GEN_MODE), np.array(1.0))
+    assert isinstance(f, Function) and type(f) is not Function and type(f).__name__ == "Function"
+    assert type(f).__call__ is f._plain
+    text = f.vm.direct_program[0].body.source
+    # the body itself, no call of program; its inputs checked first, so no result check
+    assert text.startswith("def __call__(self, x=__M, /, *rest, **kw):")
+    assert "program(" not in text and "_finish" not in text
+    assert "_finish" in f.vm.program_source  # (the program is also called on unchecked cells)
+    out = f(np.array(2.5))
+    assert isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == () and out == 3.5
+    assert f(2) == 3.0 and f(np.float32(0.5)) == 1.5  # other values through the Type's filter
+    # a trusted call is not checked (the caller vouches for its values): none of it in the text
+    t = _settled(function([x], x + 1, mode=GEN_MODE, trust_input=True), np.array(1.0))
+    assert "__filter" not in t.vm.direct_program[0].body.source and t(np.array(1.5)) == 2.5
+    f.trust_input = True  # a setting the plain call read: back to the general path, and the class
+    assert type(f) is Function and f._plain is None
+    _settled(f, np.array(1.0))
+    assert type(f) is not Function and f(np.array(0.5)) == 1.5
+
+
+def test_calls_that_are_not_plain_take_the_general_path():
+    x, y = pt.dvectors("x", "y")
+    f = _settled(function([x, y], [x * y, x - y], mode=GEN_MODE), np.ones(2), np.ones(2))
+    a, b = np.arange(2.0), np.array([3.0, 4.0])
+    np.testing.assert_allclose(f(x=a, y=b)[0], a * b)  # by name
+    np.testing.assert_allclose(f(a, y=b)[1], a - b)
+    (only,) = f(a, b, output_subset=[1])
+    np.testing.assert_allclose(only, a - b)
+    with pytest.raises(TypeError, match="missing input"):
+        f(a)
+    with pytest.raises(TypeError, match="takes 2 input"):
+        f(a, b, b)
+    with pytest.raises(TypeError, match=r"Bad input 1 \('y'\)"):
+        f(a, "text")
+
+
+def test_inputs_named_like_the_calls_own_parameters():
+    s, r, k = pt.dvector("self"), pt.dvector("rest"), pt.dvector("kw")
+    f = _settled(function([s, r, k], s * r - k, mode=GEN_MODE), np.ones(2), np.ones(2), np.ones(2))
+    a, b, c = np.arange(2.0), np.array([3.0, 4.0]), np.array([0.5, 0.25])
+    np.testing.assert_allclose(f(a, b, c), a * b - c)
+    np.testing.assert_allclose(f(a, b, kw=c), a * b - c)
+
+
+def test_a_function_with_its_own_call_pickles_and_copies():
+    import copy
+    import pickle
+
+    from arignote.compile.executor import Function
+
+    x = pt.dvector("x")
+    f = _settled(function([x], pt.exp(x) * 2, mode=GEN_MODE), np.ones(3))
+    assert type(f) is not Function
+    for g in (pickle.loads(pickle.dumps(f)), copy.copy(f), f.copy()):
+        assert type(g) is Function  # made as the general path; its own call comes with calls
+        np.testing.assert_allclose(_settled(g, np.ones(3))(np.zeros(2)), [2.0, 2.0])

@@ -12,8 +12,8 @@ starts with ``if _whole is not None and _whole(): return``; this module binds ``
   stays on tier 1, no limit by default) and writes the graph's Numba function
   (:func:`~arignote.link.numba.graph.plan_graph`) and has it compiled out of process into the
   disk cache, as the per-node kernels are (a later process finds it at once). Nothing waits
-  for it: tier 1 runs meanwhile. Once it is loaded, a trial times a few calls of each and
-  keeps the faster (measured, not guessed: a graph whose nodes are transcendental math on a
+  for it: tier 1 runs meanwhile. Once it is loaded, a trial times calls of each in turns
+  (:data:`TRIAL_CALLS` to :data:`TRIAL_MAX` each) and keeps the faster (measured, not guessed: a graph whose nodes are transcendental math on a
   few thousand elements runs faster on NumPy's vectorised math than in Numba's scalar libm).
 * ``"always"`` (the ``"NUMBA"`` mode, ``jit="sync"``): compiled (or loaded) before
   ``function()`` returns and used for every call.
@@ -79,8 +79,13 @@ PROBE_TIMED = 3
 #: (the 80,000-observation hierarchical model: 2.4 ms a call on tier 1, 0.25 ms compiled,
 #: its loops fused and vectorised, no per-node temporaries from NumPy)
 NODE_US = float("inf")
-#: timed calls of each tier in the trial ("auto")
+#: timed calls of each tier in the trial ("auto"), taken in turns: at least TRIAL_CALLS each,
+#: more (up to TRIAL_MAX) while the timed calls add up to under TRIAL_SECONDS, since a call
+#: of a few µs is easily disturbed (the loading thread, the other core's work) and costs
+#: little to time again
 TRIAL_CALLS = 3
+TRIAL_MAX = 25
+TRIAL_SECONDS = 0.002
 
 _threshold_raised = False
 
@@ -244,7 +249,7 @@ class WholeGraph:
         times: dict[str, list] = {"whole": [], "tier 1": []}
 
         def trial() -> bool:
-            if len(times["whole"]) < TRIAL_CALLS:
+            if len(times["whole"]) <= len(times["tier 1"]):  # (in turns)
                 t0 = time.perf_counter()
                 done = whole()
                 if not done:  # refused or raised: tier 1 computes this call
@@ -252,7 +257,10 @@ class WholeGraph:
                 times["whole"].append(time.perf_counter() - t0)
                 return True
             times["tier 1"].append(self._tier1_time())
-            if len(times["tier 1"]) >= TRIAL_CALLS:
+            n = len(times["tier 1"])
+            if n >= TRIAL_CALLS and (
+                n >= TRIAL_MAX or sum(times["whole"]) + sum(times["tier 1"]) >= TRIAL_SECONDS
+            ):
                 w, t = min(times["whole"]) * 1e6, min(times["tier 1"]) * 1e6
                 self.timings.update({"whole graph (µs)": w, "tier 1 (µs)": t})
                 if w < t:

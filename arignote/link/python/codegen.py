@@ -59,14 +59,19 @@ from arignote.link.python.elemwise import _composite_body, _elemwise_plan, _fini
 from arignote.link.vm import VMLinker
 from arignote.scalar.composite import Composite
 from arignote.tensor.elemwise import Elemwise
+from arignote.tensor.type import TensorType
 
-__all__ = ["REFUSED", "PyGenLinker", "generate_source"]
+__all__ = ["CALLER_LOCALS", "REFUSED", "ProgramBody", "PyGenLinker", "generate_source"]
 
 #: what a runner's ``call_direct()`` returns, and its ``direct_program`` (a function of the
 #: input values returning the outputs, offered to the caller that writes plain calls:
 #: :mod:`arignote.compile.plain_call`) when it has ``may_refuse = True``, for a call it
 #: leaves to the runner itself (called through its cells, outputs checked by the caller)
 REFUSED = object()
+
+#: local names a generated body never uses: a caller's parameters around an inlined
+#: program body (:class:`ProgramBody`)
+CALLER_LOCALS = frozenset({"self", "rest", "kw"})
 
 #: compiled code by source: graphs of the same shape share it (constants, callees and
 #: cells are names of each function's own namespace, never part of the source)
@@ -231,14 +236,21 @@ class _Generator:
         self.params: dict[str, Any] = {}  # factory parameter name -> value
         self._param_of: dict[int, str] = {}  # id(value) -> its parameter name
         self._next_suffix: dict[str, int] = {}
-        self.used_names: set[str] = set()
+        # (a caller's own parameters around an inlined program body: see ProgramBody)
+        self.used_names: set[str] = set(CALLER_LOCALS)
         self.local: dict[Variable, str] = {}  # Variables bound to a local now (name)
         self.names_of: dict[Variable, str] = {}  # the first local name of each Variable
         self.args: dict[Apply, list[str]] = {}  # a written-out node -> its inputs' expressions
+        self.zero_d: dict[int, np.ndarray] = {}  # id(a constant's data) -> the data as 0-d
         # Variables known to hold an ndarray of exactly their Type's dtype and rank: a
         # written-out call on such inputs needs no check of its result (NumPy >= 2 picks a
         # ufunc's loop by dtypes alone, which is how the backend chose the call)
         self.proven: set[Variable] = set()
+        # the statements that change where the graph's tensor inputs are proven too (a
+        # caller that checked them, see ProgramBody): line index -> its text then (None:
+        # dropped, a result check that is needless then)
+        self.tensor_inputs = {v for v in fgraph.inputs if isinstance(v.type, TensorType)}
+        self.if_inputs_proven: dict[int, str | None] = {}
         self.position = {v: (k, j) for k, n in enumerate(nodes) for j, v in enumerate(n.outputs)}
         self.cell_hints: dict[Variable, str] = {}
         for j, var in enumerate(fgraph.outputs):
@@ -375,18 +387,26 @@ class _Generator:
 
     def _compile_program(self, start: int, stop: int) -> Callable:
         """``program(*input values)``: the body between the inputs' reads and the outputs'
-        writes, on its arguments, returning the outputs' values (no cell read or written)."""
+        writes, on its arguments, returning the outputs' values (no cell read or written).
+        Its ``body`` (a :class:`ProgramBody`) lets a caller write the body into a function
+        of its own."""
         params = [
             self.local.get(v) or self.names_of.get(v) or f"_unused{k}"
             for k, v in enumerate(self.fgraph.inputs)
         ]
         outs = [self.local[v] for v in self.fgraph.outputs]
+        lines = self.lines[start:stop]
         head = [f"def program({', '.join(params)}):", "    try:"]
-        body = [*self.lines[start:stop], (f"return ({', '.join(outs)},)", None)]
-        self.program_source, line_nodes = self._text(head, body, "_fail_program")
+        body = [*lines, (f"return ({', '.join(outs)},)", None)]
+        self.program_source, line_nodes = _function_text(head, body, self.nodes, "_fail_program")
         self.namespace["_fail_program"] = _failure_hook(line_nodes, self.storage_map, self.args)
-        exec(self._code(self.program_source), self.namespace)
-        return self.namespace["program"]
+        exec(_code(self.program_source), self.namespace)
+        program = self.namespace["program"]
+        alternatives = {i - start: alt for i, alt in self.if_inputs_proven.items() if start <= i < stop}
+        program.body = ProgramBody(
+            params, outs, lines, alternatives, self.nodes, self.namespace, self.storage_map, self.args
+        )
+        return program
 
     def _last_uses(self, keep: set) -> dict[Variable, int]:
         """Variable -> index of the last node reading it (its own node's, for a value
@@ -480,19 +500,37 @@ class _Generator:
             return type(data) is _ndarray and data.dtype == getattr(var.type, "numpy_dtype", None)
         return var in self.proven
 
+    def _operand(self, var: Variable, node: Apply) -> str:
+        """:meth:`ref` of an input of a written-out ``node``, but a constant of one element
+        and rank > 0 as a 0-d array where another input is not a constant (so it has the
+        output's rank: the result's shape is the same): NumPy sets up the broadcasting of a
+        length-1 dimension on every call (0.45 µs of ``np.add(x, k)`` on 3 elements, where
+        ``k`` has shape (1,)), and of a 0-d array not at all."""
+        data = var.data if isinstance(var, Constant) else None
+        if (
+            type(data) is _ndarray
+            and data.ndim
+            and data.size == 1
+            and any(not isinstance(v, Constant) for v in node.inputs)
+        ):
+            zero_d = self.zero_d.get(id(data))
+            if zero_d is None:
+                zero_d = self.zero_d[id(data)] = data.reshape(())
+            return self.param(zero_d, "k")
+        return self.ref(var)
+
     def _write_direct(self, k: int, node: Apply, spec: tuple) -> None:
         """The node's NumPy call on locals. Its result is checked (and given ``perform``'s
         steps where it is unusual) as the backend's thunk does, unless every input is
         proven (:attr:`proven`): the result then is an ndarray of the output's dtype, and
         the output may take the name of an input that dies here (``t = f(t)``)."""
-        args = self.args[node] = [self.ref(v) for v in node.inputs]
+        args = self.args[node] = [self._operand(v, node) for v in node.inputs]
         (out,) = node.outputs
         kind, odt_value, ondim = spec[0], spec[3], spec[4]
-        proven = (
-            _DTYPE_RULES
-            and (kind != "call" or spec[5] or ondim > 0)
-            and all(self._is_proven(v) for v in node.inputs)
-        )
+        rules = _DTYPE_RULES and (kind != "call" or spec[5] or ondim > 0)
+        proven = rules and all(self._is_proven(v) for v in node.inputs)
+        # (proven once the caller has checked the graph's inputs)
+        inputs_proven = rules and all(self._is_proven(v) or v in self.tensor_inputs for v in node.inputs)
         name = None
         if proven and self.allow_gc and not _identifier(out.name):
             for v in node.inputs:  # an input whose value dies here lends its name
@@ -512,6 +550,8 @@ class _Generator:
                 impl = self.param(spec[2], f"impl{k}")
                 nd = self.param(_ndarray, "ndarray")
                 ty = self.param(type, "type")
+                if inputs_proven:
+                    self.if_inputs_proven[len(self.lines)] = f"{name} = {a}.astype({odt}){label}"
                 self.emit(
                     f"{name} = {a}.astype({odt}) if {ty}({a}) is {nd} "
                     f"else {fin}({impl}({a}), ({a},), {odt}, {ondim}, None){label}",
@@ -543,6 +583,8 @@ class _Generator:
                 nd = self.param(_ndarray, "ndarray")
                 ty = self.param(type, "type")
                 ins = f"({', '.join(args)}{',' if len(args) == 1 else ''})"
+                if inputs_proven:
+                    self.if_inputs_proven[len(self.lines)] = None
                 self.emit(
                     f"if {ty}({name}) is not {nd} or {name}.dtype is not {odt}: "
                     f"{name} = {fin}({name}, {ins}, {odt}, {ondim}, None)",
@@ -561,32 +603,107 @@ class _Generator:
         if self.prologue:
             head.insert(1, "    if _whole is not None and _whole(): return")
             self.params["_whole"] = None
-        self.source, self.line_nodes = self._text(head, self.lines or [("pass", None)], "_fail")
+        self.source, self.line_nodes = _function_text(
+            head, self.lines or [("pass", None)], self.nodes, "_fail"
+        )
         # the names are the function's globals (a closure over many names costs CPython's
         # compiler far more than global names, which 3.11 reads as fast)
         namespace = self.namespace = {"__builtins__": __builtins__, **self.params}
         namespace["_fail"] = _failure_hook(self.line_nodes, self.storage_map, self.args)
-        exec(self._code(self.source), namespace)
+        exec(_code(self.source), namespace)
         return namespace["run"]
 
-    def _text(self, head: list[str], lines: list[tuple[str, int | None]], fail: str) -> tuple[str, dict]:
-        """A function's source: ``head`` (its ``def`` line, up to its ``try:``), then
-        ``lines`` inside the try, whose handler calls ``fail`` (the failure hook's name); and
-        its line number -> node map."""
-        body = [f"        {line}" for line, _ in lines]
-        tail = ["    except Exception as _err:", f"        {fail}(_err)", "        raise"]
-        first = len(head) + 1  # line number of the first body line
-        line_nodes = {first + i: self.nodes[k] for i, (_, k) in enumerate(lines) if k is not None}
-        return "\n".join([*head, *body, *tail]) + "\n", line_nodes
 
-    @staticmethod
-    def _code(text: str) -> Any:
-        code = _CODE_CACHE.get(text)
-        if code is None:
-            if len(_CODE_CACHE) >= _CODE_CACHE_SIZE:
-                _CODE_CACHE.pop(next(iter(_CODE_CACHE)))  # the oldest
-            code = _CODE_CACHE[text] = compile(text, "<arignote generated>", "exec")
-        return code
+def _function_text(
+    head: list[str], lines: list[tuple[str, int | None]], nodes: list[Apply], fail: str
+) -> tuple[str, dict[int, Apply]]:
+    """A function's source: ``head`` (its ``def`` line, up to its ``try:``), then ``lines``
+    (statement, index of its node in ``nodes`` or None) inside the try, whose handler calls
+    ``fail`` (the failure hook's name); and its line number -> node map."""
+    body = [f"        {line}" for line, _ in lines]
+    tail = ["    except Exception as _err:", f"        {fail}(_err)", "        raise"]
+    first = len(head) + 1  # line number of the first body line
+    line_nodes = {first + i: nodes[k] for i, (_, k) in enumerate(lines) if k is not None}
+    return "\n".join([*head, *body, *tail]) + "\n", line_nodes
+
+
+def _code(text: str) -> Any:
+    code = _CODE_CACHE.get(text)
+    if code is None:
+        if len(_CODE_CACHE) >= _CODE_CACHE_SIZE:
+            _CODE_CACHE.pop(next(iter(_CODE_CACHE)))  # the oldest
+        code = _CODE_CACHE[text] = compile(text, "<arignote generated>", "exec")
+    return code
+
+
+class ProgramBody:
+    """The straight-line body of a generated ``program`` (a graph whose every node is
+    written out): ``params``, the local names its input values go by, in the graph's input
+    order; ``outputs``, the local names of its outputs. :meth:`wrap` writes it into a
+    function of the caller's (a compiled function's plain call,
+    :mod:`arignote.compile.plain_call`, checks the inputs and returns the outputs itself,
+    with no call of ``program`` in between). The body's locals never take a name of
+    :data:`CALLER_LOCALS`, nor start with ``__``."""
+
+    __slots__ = (
+        "_args",
+        "_if_inputs_proven",
+        "_lines",
+        "_namespace",
+        "_nodes",
+        "_storage_map",
+        "outputs",
+        "params",
+        "source",
+    )
+
+    def __init__(
+        self,
+        params: list[str],
+        outputs: list[str],
+        lines: list[tuple[str, int | None]],
+        if_inputs_proven: dict[int, str | None],
+        nodes: list[Apply],
+        namespace: dict,
+        storage_map: dict,
+        args: dict,
+    ):
+        self.params, self.outputs = params, outputs
+        self._lines, self._nodes, self._namespace = lines, nodes, namespace
+        self._if_inputs_proven = if_inputs_proven
+        self._storage_map, self._args = storage_map, args
+        self.source = ""
+
+    def wrap(
+        self, head: list[str], result: str, names: dict[str, Any], inputs_proven: bool = False
+    ) -> Callable:
+        """The function ``head`` defines (its ``def`` line and any lines before the body,
+        the last one ``    try:``), the body following, then ``return <result>``. The
+        function reads the program's names and ``names`` (each starting with ``__``); an
+        exception in the body gets the note naming its node, as in the program.
+        ``inputs_proven``: ``head`` makes every tensor input an ndarray of exactly its
+        Type's dtype and rank (or the caller vouches for them), so results computed from
+        them need no check. :attr:`source` holds the last text written."""
+        if any(not k.startswith("__") or k in self._namespace for k in names):
+            raise ValueError(f"names for a wrapped program body must start with '__': {sorted(names)}")
+        lines = self._lines
+        if inputs_proven and self._if_inputs_proven:
+            alt = self._if_inputs_proven
+            lines = [
+                (alt[i], k) if i in alt else (line, k)
+                for i, (line, k) in enumerate(lines)
+                if i not in alt or alt[i] is not None
+            ]
+        fail = "__fail_body"
+        text, line_nodes = _function_text(head, [*lines, (f"return {result}", None)], self._nodes, fail)
+        namespace = {
+            **self._namespace,
+            **names,
+            fail: _failure_hook(line_nodes, self._storage_map, self._args),
+        }
+        exec(_code(text), namespace)
+        self.source = text
+        return namespace[head[0][4 : head[0].index("(")]]
 
 
 def _identifier(name: str | None) -> bool:

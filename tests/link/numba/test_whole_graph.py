@@ -438,7 +438,7 @@ def test_fast_run_probes_compiles_in_the_background_and_measures(monkeypatch):
         _check(f, ref, args, 1e-12)
     assert f.vm.whole.state in ("compiling", "trial")
     assert nl.wait_for_kernels(300)
-    for _ in range(2 * wg.TRIAL_CALLS + 1):
+    for _ in range(2 * wg.TRIAL_MAX + 1):
         _check(f, ref, args, 1e-12)
     # chosen by measurement: the whole-graph function, unless tier 1 measured faster
     assert f.vm.whole.state in ("in use", "tier 1 (faster than the whole-graph function)")

@@ -14,9 +14,16 @@ from arignote.scan.loop import loop_for
 from arignote.scan.op import Scan
 from arignote.scan.utils import until
 
-tier1 = pytest.mark.skipif(
-    config.mode not in ("FAST_RUN", "PYTHON"), reason="the loop on scalars runs under the default tier 1"
-)
+
+@pytest.fixture
+def fast_run_default():
+    """The loop on scalars is tier 1's: its tests make FAST_RUN the default mode (of the
+    outer function and of the scan's inner one), so that they run under every run mode."""
+    with config.change_flags(mode="FAST_RUN"):
+        yield
+
+
+tier1 = pytest.mark.usefixtures("fast_run_default")
 
 
 def scans(f):
@@ -174,6 +181,7 @@ def test_only_when_every_value_is_0d_and_tier1():
     assert op.scalar_loop() is None
 
 
+@tier1
 def test_a_step_that_raises_names_the_node_and_the_step():
     x0, d = pt.dscalar("x0"), pt.dvector("d")
     xs, _ = arignote.scan(lambda e, x: x / e, sequences=[d], outputs_info=[x0])
@@ -183,8 +191,7 @@ def test_a_step_that_raises_names_the_node_and_the_step():
             f(1.0, np.array([1.0, 2.0, 4.0, 0.0, 1.0]))
     notes = "\n".join(getattr(info.value, "__notes__", []))
     assert "raised at step 3 of Scan" in notes and "node that caused the error: True_div" in notes
-    if config.mode in ("FAST_RUN", "PYTHON"):  # (the loop on scalars handed the step over)
-        assert scans(f)[0].scalar_loop() is not None
+    assert scans(f)[0].scalar_loop() is not None  # (it handed the step over to the general loop)
     # and without the error state: inf, as the general loop gives
     with np.errstate(divide="ignore"):
         out = f(1.0, np.array([1.0, 0.0, 2.0]))

@@ -123,3 +123,14 @@ def test_a_loop_carrying_a_random_generator_stays_on_the_python_loop():
     # the same stream, call after call
     for _ in range(2):
         np.testing.assert_array_equal(f(0.0), g(0.0))
+
+
+def test_a_profiled_loop_stays_on_the_python_loop():
+    # the Python loop is what fills the profile asked for: compiled, it would report 0 steps
+    x0 = pt.dscalar("x0")
+    xs, _ = arignote.scan(lambda x: x + 1, outputs_info=[x0], n_steps=20, profile=True, name="count")
+    f = arignote.function([x0], xs, mode="NUMBA")
+    assert f.vm.whole.state.startswith("tier 1") and "profile=True" in f.vm.whole.reason
+    np.testing.assert_array_equal(f(0.0), np.arange(1.0, 21.0))
+    (op,) = _scans_of(f)
+    assert op.loop_stats["steps"] == 20 and "20 step(s)" in op.loop_summary()

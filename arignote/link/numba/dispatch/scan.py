@@ -25,6 +25,9 @@ copy the generator on the Python side first, and its result would be the copy. U
 exists such a loop raises ``NoNumbaImpl`` (an inner value that is not a tensor), which keeps
 a seeded stream's values exactly the Python loop's.
 
+A loop built with ``profile=True`` stays on the Python loop too: it is what records the
+calls, steps and time per step that the loop's profile (``Scan.loop_summary``) reports.
+
 This module sits with the inner-graph Ops (it reads the Scan Op), above the link layer;
 :mod:`arignote.link.numba.graph` imports it when it plans a graph.
 """
@@ -71,6 +74,8 @@ def _last_rows(lines: list[str], out: str, buf: str, rows: str, total: str, keep
 def _scan(op: Scan, node: Apply) -> NumbaImpl:
     info = op.info
     check_types(node, str(op))
+    if op.profile:
+        raise NoNumbaImpl(f"{op}: profiled (profile=True): the Python loop records its steps")
     inner = op.fn.maker.fgraph  # (the step as the Python loop runs it: rewritten)
     if any(not isinstance(v.type, TensorType) for v in [*inner.inputs, *inner.outputs]):
         raise NoNumbaImpl(

@@ -352,6 +352,13 @@ class Scan(Op, HasInnerGraph):
         plan = self.loop_plan()
         n_steps, seqs, inits, non_seqs = self.split_outer(inputs)
         n = self.n_effective(n_steps, seqs)
+        whole = getattr(fn.vm, "whole", None)
+        if whole is not None and not whole.state.startswith("tier 1"):
+            # a whole-graph Numba step takes writeable C-contiguous arrays and copies any other
+            # one at every step (after a refused call): a read-only value or a strided
+            # sequence is made one such array here, once per call
+            seqs = [_c_writeable(v) for v in seqs]
+            non_seqs = [_c_writeable(v) for v in non_seqs]
         cells = [c.storage for c in fn.input_storage]
         _, rec_sl, non_sl = info.inner_slices()
         protected = {id(c) for c in fn._protect}
@@ -494,6 +501,13 @@ class Scan(Op, HasInnerGraph):
             f"{self}: {s['calls']} call(s), {s['steps']} step(s), {s['seconds']:.6f} s in the loop, "
             f"{per:.2f} us per step"
         )
+
+
+def _c_writeable(value: Any) -> Any:
+    """``value``, or a writeable C-contiguous copy of an array that is not one."""
+    if isinstance(value, np.ndarray) and not (value.flags.c_contiguous and value.flags.writeable):
+        return np.require(value, requirements=("C", "W"))
+    return value
 
 
 def _ordered(buf: np.ndarray, rows: int, total: int, keep: int) -> np.ndarray:

@@ -134,3 +134,35 @@ def test_a_profiled_loop_stays_on_the_python_loop():
     np.testing.assert_array_equal(f(0.0), np.arange(1.0, 21.0))
     (op,) = _scans_of(f)
     assert op.loop_stats["steps"] == 20 and "20 step(s)" in op.loop_summary()
+
+
+def test_a_compiled_step_gets_read_only_and_strided_inputs_made_contiguous_once_per_call(monkeypatch):
+    # the rows of a transposed sequence are strided and a non-sequence may be a read-only
+    # array: the Python loop gives its whole-graph Numba step writeable C-contiguous copies
+    # made once per call, instead of a refused call and copies at every step
+    import arignote.link.numba.whole as whole
+
+    copies = []
+    real = whole._contiguous
+    monkeypatch.setattr(whole, "_contiguous", lambda v: copies.append(v) or real(v))
+    X, h0, c = pt.dmatrix("X"), pt.dvector("h0"), pt.dvector("c")
+    hs, _ = arignote.scan(
+        lambda x, h, c: pt.tanh(x * c + h),
+        sequences=[X.T],
+        outputs_info=[h0],
+        non_sequences=[c],
+        mode="NUMBA",
+    )
+    f = arignote.function([X, h0, c], hs, mode="FAST_RUN")  # (tier 1 outside: the Python loop)
+    Xv, h = np.random.default_rng(0).normal(size=(3, 40)), np.array([0.1, 0.2, 0.3])
+    cv = np.array([1.5, -2.0, 0.25])
+    cv.flags.writeable = False
+    got = f(Xv, h, cv)
+    (op,) = _scans_of(f)
+    assert op.fn.vm.whole.state == "in use", op.fn.vm.whole.reason
+    want = []
+    for row in Xv.T:
+        h = np.tanh(row * cv + h)
+        want.append(h)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert not copies

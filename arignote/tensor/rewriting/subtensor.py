@@ -13,7 +13,12 @@ from arignote.graph.rewriting.db import register_rewrite
 from arignote.scalar.basic import Add, Mul
 from arignote.tensor.conversion import constant
 from arignote.tensor.elemwise import DimShuffle
-from arignote.tensor.indexing.advanced import AdvancedIncSubtensor, AdvancedIncSubtensor1, advanced_subtensor1
+from arignote.tensor.indexing.advanced import (
+    AdvancedIncSubtensor,
+    AdvancedIncSubtensor1,
+    AdvancedSubtensor,
+    advanced_subtensor1,
+)
 from arignote.tensor.indexing.basic import IncSubtensor, Subtensor
 from arignote.tensor.indexing.increments import (
     constant_place,
@@ -21,10 +26,10 @@ from arignote.tensor.indexing.increments import (
     is_point_increment,
     is_zeros,
 )
-from arignote.tensor.indexing.index import is_full_slice
+from arignote.tensor.indexing.index import is_full_slice, is_mask, is_placeholder
 from arignote.tensor.reductions import sum as tensor_sum
 from arignote.tensor.rewriting.elemwise import elemwise_of, exact_cast, scalar_op_of
-from arignote.tensor.shape import Shape, Shape_i
+from arignote.tensor.shape import Shape, Shape_i, reshape, shape_i
 from arignote.tensor.ufuncs import add, mul, second
 
 
@@ -263,3 +268,45 @@ def _constant_read(var: Variable, dtype: str) -> tuple[Variable, int] | None:
     if v.type.ndim != 1 or v.type.dtype != dtype or k is None:
         return None
     return v, k
+
+
+@register_rewrite("specialize", "fast_run")
+@node_rewriter([AdvancedSubtensor, AdvancedIncSubtensor])
+def rows_by_a_raveled_index(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """``x[i]`` for one integer array ``i`` of rank 2 or more, which picks rows of ``x``
+    (an embedding lookup ``E[tokens]``): ``x[i.ravel()]`` (AdvancedSubtensor1) reshaped to
+    ``i.shape + x.shape[1:]``; and its increment ``inc_subtensor(x[i], y)`` (or set): the
+    increment of the rows ``x[i.ravel()]`` by ``y`` with its index dimensions merged. The
+    same values in the same order (NumPy's advanced indexing runs over ``i`` in C order), on
+    the row gather and scatter that the backends implement directly (the Numba backend
+    has no general advanced increment, and NumPy's ``add.at`` is faster on a vector index)."""
+    op = node.op
+    if len(op.idx_list) != 1:
+        return None
+    (entry,) = op.idx_list
+    if not is_placeholder(entry) or is_mask(entry) or entry.ndim < 2:
+        return None
+    inc = isinstance(op, AdvancedIncSubtensor)
+    if inc and (op.inplace or op.ignore_duplicates):
+        return None
+    x = node.inputs[0]
+    i = node.inputs[2 if inc else 1]
+    flat_i = reshape(i, (-1,))
+    lengths = [s if s is not None else shape_i(i, d) for d, s in enumerate(i.type.shape)]
+    if not inc:
+        rest = [s if s is not None else shape_i(x, d) for d, s in enumerate(x.type.shape) if d > 0]
+        new = reshape(advanced_subtensor1(x, flat_i), [*lengths, *rest])
+    else:
+        y = node.inputs[1]
+        k = i.type.ndim
+        # y must have its index dimensions in full: a length broadcast there (static 1,
+        # against i's longer one) would not survive the merge
+        if y.type.ndim != k + x.type.ndim - 1:
+            return None
+        if any(ys == 1 and s != 1 for ys, s in zip(y.type.shape[:k], i.type.shape)):
+            return None
+        rows = [s if s is not None else shape_i(y, d) for d, s in enumerate(y.type.shape) if d >= k]
+        flat_y = reshape(y, [-1, *rows])
+        new = AdvancedIncSubtensor1(set_instead_of_inc=op.set_instead_of_inc)(x, flat_y, flat_i)
+    (out,) = node.outputs
+    return [new] if out.type.is_super(new.type) else None

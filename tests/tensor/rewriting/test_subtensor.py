@@ -241,3 +241,56 @@ def test_few_terms_integers_and_vectors_are_not_gathered() -> None:
         f = function(inputs, out)
         assert not any(type(op).__name__ == "AdvancedSubtensor1" for op in _ops(f))
     np.testing.assert_array_equal(function([n], ints)(np.arange(10)), 90)
+
+
+def test_rows_by_an_index_array_become_a_row_gather_and_scatter() -> None:
+    from arignote.tensor.indexing.advanced import (
+        AdvancedIncSubtensor,
+        AdvancedIncSubtensor1,
+        AdvancedSubtensor,
+        AdvancedSubtensor1,
+    )
+
+    E, tok = pt.dmatrix("E"), pt.lmatrix("tok")
+    rng = np.random.default_rng(3)
+    table = rng.standard_normal((7, 3))
+    tokens = np.array([[0, 6, -1, 2], [2, 2, -7, 5]])  # repeats and negative indices
+    g = rng.standard_normal((2, 4, 3))
+    looked_up = E[tok]
+    f = function([E, tok], [looked_up, *arignote.grad((looked_up * g).sum(), [E])])
+    kinds = {type(op) for op in _ops(f)}
+    assert AdvancedSubtensor1 in kinds and AdvancedIncSubtensor1 in kinds
+    assert not kinds & {AdvancedSubtensor, AdvancedIncSubtensor}
+    got, grad = f(table, tokens)
+    np.testing.assert_array_equal(got, table[tokens])
+    want = np.zeros_like(table)
+    np.add.at(want, tokens, g)  # (rows of x: the same order, the same sums)
+    np.testing.assert_array_equal(grad, want)
+    # set and increment with a value of the indexed shape, on a 3-d x and a 3-d index
+    x, i3 = pt.dtensor3("x"), pt.ltensor3("i")
+    y = pt.tensor("y", dtype="float64", shape=(None,) * 5)
+    xs, ys = rng.standard_normal((5, 2, 3)), rng.standard_normal((2, 2, 2, 2, 3))
+    idx = np.array([[[0, 4], [4, 1]], [[2, 2], [0, 3]]])
+    inc = function([x, y, i3], [pt.inc_subtensor(x[i3], y), pt.set_subtensor(x[i3], y)])
+    assert not {type(op) for op in _ops(inc)} & {AdvancedIncSubtensor}
+    got_inc, got_set = inc(xs, ys, idx)
+    want_inc, want_set = xs.copy(), xs.copy()
+    np.add.at(want_inc, idx, ys)
+    want_set[idx] = ys  # (repeated rows: the last write wins, in C order of the index)
+    np.testing.assert_array_equal(got_inc, want_inc)
+    np.testing.assert_array_equal(got_set, want_set)
+    with pytest.raises(IndexError):
+        f(table, np.array([[0, 7]]))
+
+
+def test_a_value_broadcast_along_the_index_keeps_the_general_increment() -> None:
+    from arignote.tensor.indexing.advanced import AdvancedIncSubtensor
+
+    x, tok = pt.dmatrix("x"), pt.lmatrix("tok")
+    row = pt.dvector("row")  # one row for every index: broadcast along the index dims
+    f = function([x, tok, row], pt.inc_subtensor(x[tok], row))
+    assert any(isinstance(op, AdvancedIncSubtensor) for op in _ops(f))
+    xs, tokens, r = np.zeros((4, 2)), np.array([[0, 1], [1, 3]]), np.array([1.0, 2.0])
+    want = xs.copy()
+    np.add.at(want, tokens, r)
+    np.testing.assert_array_equal(f(xs, tokens, r), want)

@@ -40,14 +40,8 @@ Matrix-matrix products (``np.dot``, SciPy's OpenBLAS) run under the BLAS thread 
 :mod:`arignote.link.python.blas_threads`: a graph with one calls its function through
 :func:`~arignote.link.python.blas_threads.limited_call` (as tier 1 does for large products).
 
-Memory: glibc's ``malloc`` gives a freed block above its *mmap threshold* back to the
-system, and trims the heap's free top above twice that; the threshold rises by itself to the
-size of the largest such block freed so far (at most 32 MiB). A process that has only freed
-blocks of a few hundred kB (a graph's intermediates on 80,000 elements) keeps a low
-threshold, and each call then page-faults its intermediates in afresh (measured: 593 faults,
-2/3 of the hierarchical model's call). When a whole-graph function is first used, one block
-just under the cap is allocated and freed (:func:`_raise_malloc_threshold`), which raises the
-threshold as any large array would: intermediates then reuse the heap's pages.
+Memory: the process's heap is set up to reuse its pages for intermediates
+(:func:`~arignote.link.python.heap.raise_mmap_threshold`, as tier 1 does when it links).
 """
 
 from __future__ import annotations
@@ -86,19 +80,6 @@ NODE_US = float("inf")
 TRIAL_CALLS = 3
 TRIAL_MAX = 25
 TRIAL_SECONDS = 0.002
-
-_threshold_raised = False
-
-
-def _raise_malloc_threshold() -> None:
-    """Allocate and free one block just under glibc's largest dynamic mmap threshold (32 MiB),
-    once per process (see the module's doc). Elsewhere (another libc) it is one short-lived
-    allocation."""
-    global _threshold_raised
-    if not _threshold_raised:
-        _threshold_raised = True
-        block = np.empty(31 << 20, np.uint8)
-        del block
 
 
 def _contiguous(value: Any) -> Any:
@@ -244,7 +225,6 @@ class WholeGraph:
 
     def _arrived(self, kernel: Callable) -> None:
         """The compiled function is loaded (background thread): try it against tier 1."""
-        _raise_malloc_threshold()
         whole = self.runner(kernel)
         times: dict[str, list] = {"whole": [], "tier 1": []}
 
@@ -303,7 +283,6 @@ class WholeGraph:
         return True
 
     def install(self, kernel: Callable) -> None:
-        _raise_malloc_threshold()
         self.namespace["_whole"] = self.runner(kernel)
         self.state = "in use"
 

@@ -4,7 +4,8 @@
 thunk; its default is the Op's own ``make_thunk`` (``perform``, the slow path, unless the
 Op overrides ``make_thunk``). Op families with a faster Python thunk register it from here
 (:mod:`~arignote.link.python.elemwise`, :mod:`~arignote.link.python.dimshuffle`,
-:mod:`~arignote.link.python.careduce`, :mod:`~arignote.link.python.blas`).
+:mod:`~arignote.link.python.careduce`, :mod:`~arignote.link.python.blas`,
+:mod:`~arignote.link.python.indexing`).
 
 :func:`has_fast_impl` and :func:`registered_ops` say what is covered; :func:`impl_name`
 what runs a node (``"python"``, ``"make_thunk"`` or ``"perform"``), which the profile and
@@ -23,6 +24,7 @@ from arignote.link.python import blas as blas
 from arignote.link.python import careduce as careduce
 from arignote.link.python import dimshuffle as dimshuffle
 from arignote.link.python import elemwise as elemwise
+from arignote.link.python import indexing as indexing
 from arignote.link.python.dispatch import (
     OWN_THUNK,
     PERFORM,

@@ -56,6 +56,7 @@ from arignote.graph.utils import MetaObject, gc_paused
 from arignote.link.perform import describe_node_failure
 from arignote.link.python.dispatch import PYTHON, impl_name
 from arignote.link.python.elemwise import _composite_body, _elemwise_plan, _finish
+from arignote.link.python.heap import raise_mmap_threshold
 from arignote.link.vm import VMLinker
 from arignote.scalar.composite import Composite
 from arignote.tensor.elemwise import Elemwise
@@ -122,6 +123,7 @@ class PyGenLinker(MetaObject):
         """``(runner, output cells)``, as :meth:`VMLinker.make_vm`: calling the runner
         computes every output cell from the input cells (``input_storage[i]`` is the cell
         of ``fgraph.inputs[i]``); ``no_recycling`` outputs' cells are emptied first."""
+        raise_mmap_threshold()  # (intermediates reuse the heap's pages: see that module)
         vm_linker = VMLinker(allow_gc=self.allow_gc)
         if profile is not None or thunk_maker is not None:
             return vm_linker.make_vm(fgraph, input_storage, no_recycling, profile, thunk_maker)

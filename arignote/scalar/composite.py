@@ -34,7 +34,7 @@ from arignote.graph.fg import FunctionGraph
 from arignote.graph.null_type import DisconnectedType, NullType, disconnected_type
 from arignote.graph.op import HasInnerGraph
 from arignote.graph.traversal import io_toposort
-from arignote.graph.utils import MissingInputError
+from arignote.graph.utils import CodeCache, MissingInputError
 from arignote.scalar.op import ScalarOp
 from arignote.scalar.type import ScalarType, constant, discrete_types
 
@@ -60,23 +60,10 @@ _INFIX = {
 }
 _MAX_STR = 300
 
-#: compiled bodies by source: bodies of the same shape (a long chain cut into
-#: kernels, a model's repeated layers) have the same source (constants and callees are
-#: names bound in each body's own namespace), and CPython's compiler takes ~15 µs a line
-_CODE_CACHE: dict[str, Any] = {}
-_CODE_CACHE_SIZE = 512
-
-
-def _compile_source(source: str) -> Any:
-    """The code object of a generated body's ``source``, compiled once per source text
-    (bounded cache): ``exec`` it in the body's own namespace."""
-    code = _CODE_CACHE.get(source)
-    if code is None:
-        if len(_CODE_CACHE) >= _CODE_CACHE_SIZE:
-            _CODE_CACHE.pop(next(iter(_CODE_CACHE)))  # the oldest
-        # (one file name for all: the source is shared by bodies of the same shape)
-        code = _CODE_CACHE[source] = compile(source, "<Composite body>", "exec")
-    return code
+#: compiled bodies by source: bodies of the same shape (a long chain cut into kernels, a
+#: model's repeated layers) have the same source (constants and callees are names bound in
+#: each body's own namespace); one file name for all, as the source is shared
+_compile_source = CodeCache("<Composite body>", 512)
 
 
 #: an n-ary op done pairwise (``("chain", f)``) with more operands than this is one line

@@ -52,7 +52,7 @@ import numpy as np
 
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
-from arignote.graph.utils import MetaObject, gc_paused
+from arignote.graph.utils import CodeCache, MetaObject, gc_paused
 from arignote.link.perform import describe_node_failure
 from arignote.link.python.dispatch import PYTHON, impl_name
 from arignote.link.python.elemwise import _composite_body, _elemwise_plan, _finish
@@ -76,8 +76,7 @@ CALLER_LOCALS = frozenset({"self", "rest", "kw"})
 
 #: compiled code by source: graphs of the same shape share it (constants, callees and
 #: cells are names of each function's own namespace, never part of the source)
-_CODE_CACHE: dict[str, Any] = {}
-_CODE_CACHE_SIZE = 256
+_code = CodeCache("<arignote generated>", 256)
 
 _ndarray = np.ndarray
 
@@ -627,15 +626,6 @@ def _function_text(
     first = len(head) + 1  # line number of the first body line
     line_nodes = {first + i: nodes[k] for i, (_, k) in enumerate(lines) if k is not None}
     return "\n".join([*head, *body, *tail]) + "\n", line_nodes
-
-
-def _code(text: str) -> Any:
-    code = _CODE_CACHE.get(text)
-    if code is None:
-        if len(_CODE_CACHE) >= _CODE_CACHE_SIZE:
-            _CODE_CACHE.pop(next(iter(_CODE_CACHE)))  # the oldest
-        code = _CODE_CACHE[text] = compile(text, "<arignote generated>", "exec")
-    return code
 
 
 class ProgramBody:

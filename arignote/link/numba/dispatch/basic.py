@@ -6,7 +6,12 @@ Op itself carries (a fused body's literals), passed after the node's inputs. The
 takes the node's input values in order, then those constants, and returns the node's output
 value (a tuple of them for several outputs). A 0-d tensor is a Numba scalar of its dtype, on
 the way in and on the way out; every other tensor is an array (any layout; an output may be a
-view of an input, as the Op's ``view_map`` allows: nothing is ever written in place).
+view of an input, as the Op's ``view_map`` allows). An Op that destroys an input (an
+in-place Elemwise, an increment) writes into it only where :func:`overwritable` says the
+value is an array allocated earlier in the same call (never a graph input, a constant or a
+view of one): the DestroyHandler has already made sure nothing reads it afterwards, as for
+the reference VM, and a call that fails and is computed again on tier 1 starts from the
+graph's inputs, which are never written.
 
 The text depends on the node's structure only (its Op's props, its inputs' and outputs'
 dtypes, ranks and static broadcastable patterns), never on a constant's value, so that a
@@ -31,11 +36,20 @@ from typing import Any
 import numpy as np
 
 from arignote.graph.basic import Apply
+from arignote.graph.destroyhandler import view_root
 from arignote.graph.op import Op
 from arignote.scalar.type import ScalarType
 from arignote.tensor.type import TensorType
 
-__all__ = ["NoNumbaImpl", "NumbaImpl", "numba_funcify", "nb_dtype", "SUPPORTED_DTYPES", "check_types"]
+__all__ = [
+    "NoNumbaImpl",
+    "NumbaImpl",
+    "numba_funcify",
+    "nb_dtype",
+    "SUPPORTED_DTYPES",
+    "check_types",
+    "overwritable",
+]
 
 FLOATS = ("float32", "float64")
 INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
@@ -67,6 +81,25 @@ def numba_funcify(op: Op, node: Apply) -> NumbaImpl:
         f"{type(op).__name__} ({op}) has no Numba implementation (register one with "
         f"arignote.link.numba.dispatch.numba_funcify.register({type(op).__name__}))"
     )
+
+
+#: the Ops whose functions here return an array they allocate (not a view, not an input)
+_ALLOCATING = ("Elemwise", "IncSubtensor", "AdvancedIncSubtensor1", "AdvancedSubtensor1", "Alloc", "Join")
+
+
+def overwritable(node: Apply, i: int) -> bool:
+    """Whether ``node``'s function may write into its input ``i`` (which its Op destroys):
+    the input is an array of rank > 0 that a node of :data:`_ALLOCATING` made earlier in the
+    call, or a view of one (``view_map`` followed up), never a graph input or a constant,
+    and no other input of the node shares its memory (a loop writing one element could
+    change another it reads later)."""
+    var = node.inputs[i]
+    if getattr(var.type, "ndim", 0) == 0:
+        return False
+    root = view_root(var)
+    if root.owner is None or type(root.owner.op).__name__ not in _ALLOCATING:
+        return False
+    return all(view_root(v) is not root for k, v in enumerate(node.inputs) if k != i)
 
 
 def nb_dtype(dtype: str) -> str:

@@ -22,6 +22,7 @@ from arignote.link.numba.dispatch.basic import (
     check_types,
     nb_dtype,
     numba_funcify,
+    overwritable,
     shape_tuple,
 )
 from arignote.link.numba.kernels import _as_body, _body_lines, _guard_lines, column_block_lines
@@ -108,7 +109,12 @@ def elemwise_reducing(node: Apply, reduced: dict[int, Apply]) -> NumbaImpl:
     for j, d in enumerate(odts):
         red = reduced.get(j)
         if red is None:
-            lines.append(f"    o{j} = np.empty({shape}, {nb_dtype(d)})")
+            i = dict(op.inplace_pattern).get(j)
+            same = i is not None and node.inputs[i].type == node.outputs[j].type
+            if same and overwritable(node, i):  # (in place: each element read, then written)
+                lines.append(f"    o{j} = a{i}")
+            else:
+                lines.append(f"    o{j} = np.empty({shape}, {nb_dtype(d)})")
             rets.append(f"o{j}")
             continue
         rop = red.op

@@ -27,6 +27,7 @@ from arignote.link.numba.dispatch.basic import (
     check_types,
     ndim_of,
     numba_funcify,
+    overwritable,
     shape_tuple,
 )
 from arignote.tensor.indexing.advanced import AdvancedIncSubtensor1, AdvancedSubtensor, AdvancedSubtensor1
@@ -126,7 +127,7 @@ def _inc_subtensor(op: IncSubtensor, node: Apply) -> NumbaImpl:
     args = _index_args(node, 2)
     lines = [f"def impl({', '.join(['x', 'y', *args])}):"]
     idx = _basic_index(op.idx_list, args, lines) or "..."
-    lines.append("    o = x.copy()")
+    lines.append("    o = x" if op.inplace and overwritable(node, 0) else "    o = x.copy()")
     tnd = ndim_of(node.outputs[0]) - sum(1 for e in op.idx_list if not isinstance(e, slice))
     if tnd == 0:  # one element
         lines.append(f"    o[{idx}] {'=' if op.set_instead_of_inc else '+='} y")
@@ -236,7 +237,8 @@ def _advanced_inc_subtensor1(op: AdvancedIncSubtensor1, node: Apply) -> NumbaImp
     check_types(node, str(op))
     x, y, _ = node.inputs
     nd, ynd = ndim_of(x), ndim_of(y)
-    lines = ["def impl(x, y, idx):", "    n = x.shape[0]", "    o = x.copy()"]
+    copy = "" if op.inplace and overwritable(node, 0) else ".copy()"
+    lines = ["def impl(x, y, idx):", "    n = x.shape[0]", f"    o = x{copy}"]
     if ynd == nd:  # one value per index (or one for all, a static 1)
         if y.type.shape[0] != 1:
             lines.append("    if y.shape[0] != idx.shape[0]:")

@@ -40,7 +40,7 @@ def test_fast_run_links_generated_python_and_the_vm_stays_available():
     assert PyGenLinker() == PyGenLinker(allow_gc=True) != PyGenLinker(allow_gc=False)
     assert repr(PyGenLinker(allow_gc=False)) == "PyGenLinker(allow_gc=False)"
     x = pt.dvector("x")
-    f = function([x], pt.exp(x) + 1)
+    f = function([x], pt.exp(x) + 1, mode=FAST_RUN)
     assert callable(f.vm) and f.vm.source.startswith("def run():")
     assert f.vm.__globals__["_in_x"] is f.input_storage[0].storage  # its names
     assert not isinstance(f.vm, VM) and f.vm.lazy is False
@@ -313,7 +313,7 @@ def test_shared_updates():
     w = arignote.shared(np.ones(3), name="w")
     n = arignote.shared(np.int64(0), name="n")
     x = pt.dvector("x")
-    f = function([x], (w * x).sum(), updates=[(w, w * 0.5 + x), (n, n + 1)])
+    f = function([x], (w * x).sum(), updates=[(w, w * 0.5 + x), (n, n + 1)], mode=FAST_RUN)
     assert "def run" in f.vm.source
     assert float(f(np.ones(3))) == 3.0
     np.testing.assert_allclose(w.get_value(), [1.5, 1.5, 1.5])
@@ -345,7 +345,7 @@ def test_copies_and_pickles_relink():
     import pickle
 
     x = pt.dvector("x")
-    f = function([x], pt.exp(x) * 2)
+    f = function([x], pt.exp(x) * 2, mode=FAST_RUN)  # (tier 1: its generated source)
     g = f.copy()
     h = pickle.loads(pickle.dumps(f))
     for fn in (g, h):

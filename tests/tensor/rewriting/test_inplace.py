@@ -354,7 +354,8 @@ def test_a_fused_chain_in_place_allocates_nothing_but_the_value_it_overwrites():
     n = 200_000
     value = RNG.random((1, n))
     peaks = []
-    # (FAST_RUN's runner, node by node: a whole-graph Numba function allocates its results)
+    # (FAST_RUN's runner, node by node: the NUMBA mode's whole-graph function peaks at two
+    # arrays here)
     for mode in (arignote.get_mode("FAST_RUN"), arignote.get_mode("FAST_RUN").excluding("inplace")):
         f = function([x], out, mode=mode)
         np.testing.assert_allclose(f(value), np.exp(np.log(value.sum(axis=0) + 1) * 2))

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from arignote.graph.basic import Apply, Variable
+from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.destroyhandler import view_root
 from arignote.graph.op import Op
 from arignote.link.python.dispatch import accepts_plain, register_python_thunk
@@ -396,7 +396,7 @@ def elemwise_thunk(
     where the scalar op is one (:func:`_direct_ufunc`), else the scalar op's ``impl`` and
     ``perform``'s steps on each result, with the broadcast checks the static shapes leave."""
     op.prepare_node(node, storage_map, compute_map, "py")
-    in_cells = [storage_map[v] for v in node.inputs]
+    in_cells = _zero_d_constants(node, [storage_map[v] for v in node.inputs])
     out_cells = [storage_map[v] for v in node.outputs]
     flags = _done_flags(node, compute_map)
     direct, checks = _elemwise_plan(op, node)
@@ -444,6 +444,23 @@ def elemwise_thunk(
         # after perform's steps a copy where it could alias an input
         thunk.sets_outputs = thunk.fresh_outputs = True
     return _with_attrs(thunk, op, in_cells, out_cells)
+
+
+def _zero_d_constants(node: Apply, in_cells: list[list]) -> list[list]:
+    """``in_cells`` with each constant of one element and rank > 0 in a cell of its own
+    holding it as a 0-d array, where another input is not a constant (and so has the
+    output's rank: the result's shape is the same). NumPy sets up the broadcasting of a
+    length-1 dimension on every call (0.45 µs of ``np.add(x, k)`` on 3 elements, where ``k``
+    has shape (1,)), and of a 0-d array not at all; tier 1's written-out calls do the same
+    (:meth:`arignote.link.python.codegen._Generator._operand`)."""
+    if all(isinstance(v, Constant) for v in node.inputs):
+        return in_cells
+    cells = list(in_cells)
+    for k, v in enumerate(node.inputs):
+        data = v.data if isinstance(v, Constant) else None
+        if type(data) is _ndarray and data.ndim and data.size == 1:
+            cells[k] = [data.reshape(())]
+    return cells
 
 
 def _direct_thunk(

@@ -679,3 +679,28 @@ def test_softplus_in_a_fused_body_is_numpy_s_vectorised_formula(dtype):
     out = np.empty_like(v)
     assert _softplus(v, out=out) is out
     np.testing.assert_array_equal(out, _softplus(v))
+
+
+def test_one_element_constants_reach_numpy_as_0d_arrays():
+    # (a length-1 dimension costs NumPy its broadcasting setup on every call)
+    x, m = pt.dvector("x"), pt.dmatrix("m")
+    for out, value, want in [
+        (x + np.ones(1), np.arange(3.0), np.arange(3.0) + 1),
+        (x * np.full(1, 2.0), np.array([4.0]), np.array([8.0])),  # shape (1,) kept
+        (m - np.ones((1, 1)), np.ones((2, 3)), np.zeros((2, 3))),
+    ]:
+        node = out.owner
+        storage = {v: [v.data if hasattr(v, "data") else None] for v in (*node.inputs, *node.outputs)}
+        thunk = python_thunk(node.op, node, storage, None, [], None)
+        assert [np.shape(c[0]) for c in thunk.inputs][1] == ()
+        storage[node.inputs[0]][0] = value
+        thunk()
+        got = storage[node.outputs[0]][0]
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    both = (pt.constant(np.ones(1)) + pt.constant(np.full(1, 2.0))).owner
+    storage = {v: [getattr(v, "data", None)] for v in (*both.inputs, *both.outputs)}
+    thunk = python_thunk(both.op, both, storage, None, [], None)
+    assert all(np.shape(c[0]) == (1,) for c in thunk.inputs)  # only constants: kept as they are
+    thunk()
+    assert storage[both.outputs[0]][0].shape == (1,)

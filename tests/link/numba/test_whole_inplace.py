@@ -70,6 +70,8 @@ def test_what_is_not_overwritable():
     node = (e + y).owner
     assert overwritable(node, 0)  # exp(x): made in the call
     assert not overwritable(node, 1)  # y: a graph input
+    assert overwritable((x.sum(axis=0) + y[0]).owner, 0)  # a reduction's new array
+    assert overwritable((e[:, 1:] * 2).owner, 0)  # a view of one made in the call
     same = (e + e.T).owner  # another input is a view of the same memory
     assert not overwritable(same, 0)
     s = pt.exp(pt.dscalar("s"))

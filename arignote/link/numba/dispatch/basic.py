@@ -39,6 +39,11 @@ from arignote.graph.basic import Apply
 from arignote.graph.destroyhandler import view_root
 from arignote.graph.op import Op
 from arignote.scalar.type import ScalarType
+from arignote.tensor.alloc import Alloc
+from arignote.tensor.elemwise import CAReduce, Elemwise
+from arignote.tensor.indexing.advanced import AdvancedIncSubtensor1, AdvancedSubtensor1
+from arignote.tensor.indexing.basic import IncSubtensor
+from arignote.tensor.join import Join
 from arignote.tensor.type import TensorType
 
 __all__ = [
@@ -83,8 +88,9 @@ def numba_funcify(op: Op, node: Apply) -> NumbaImpl:
     )
 
 
-#: the Ops whose functions here return an array they allocate (not a view, not an input)
-_ALLOCATING = ("Elemwise", "IncSubtensor", "AdvancedIncSubtensor1", "AdvancedSubtensor1", "Alloc", "Join")
+#: the Ops whose functions here return an array they allocate (not a view, not an input;
+#: an increment in place returns its input, itself such an array)
+_ALLOCATING = (Elemwise, CAReduce, IncSubtensor, AdvancedIncSubtensor1, AdvancedSubtensor1, Alloc, Join)
 
 
 def overwritable(node: Apply, i: int) -> bool:
@@ -97,7 +103,7 @@ def overwritable(node: Apply, i: int) -> bool:
     if getattr(var.type, "ndim", 0) == 0:
         return False
     root = view_root(var)
-    if root.owner is None or type(root.owner.op).__name__ not in _ALLOCATING:
+    if root.owner is None or not isinstance(root.owner.op, _ALLOCATING):
         return False
     return all(view_root(v) is not root for k, v in enumerate(node.inputs) if k != i)
 

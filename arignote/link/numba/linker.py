@@ -500,6 +500,8 @@ class NumbaLinker(PyGenLinker):
             if not isinstance(whole, WholeGraph):
                 whole = WholeGraph(self.whole_graph, *whole, {}, _background.request, load_kernel)
             whole.namespace = runner.__globals__
+            slots = runner.tier2
+            whole.waiting = lambda: any(s.state == "requested" for s in slots)
             runner.whole = whole
             whole.start()
             # [True] while a call's outputs are arrays the whole-graph function allocated

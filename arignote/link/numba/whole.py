@@ -122,6 +122,10 @@ class WholeGraph:
         # it allocated (see the module's doc); the runner's ``fresh_outputs_now``
         self.fresh: list[bool] = [False]
         self._kernel: Callable | None = None  # the compiled function, once loaded
+        # whether per-node kernels are still being compiled (set by the linker): the trial
+        # waits for them, so that tier 1 is timed as it will run (a kernel split over two
+        # threads, not NumPy's call it replaces)
+        self.waiting: Callable[[], bool] = lambda: False
         self._program: Callable | None = None
         self._outputs_fresh: bool | None = None
         # what runs the call when the whole-graph function does not: None (the generated
@@ -229,6 +233,8 @@ class WholeGraph:
         times: dict[str, list] = {"whole": [], "tier 1": []}
 
         def trial() -> bool:
+            if self.waiting():  # (tier 1 computes this call, with the kernels it has)
+                return False
             if len(times["whole"]) <= len(times["tier 1"]):  # (in turns)
                 t0 = time.perf_counter()
                 done = whole()

@@ -590,3 +590,25 @@ def test_constant_row_indices_are_checked_once_and_still_raise():
     assert str(got.value).split("\n")[0] == str(want.value).split("\n")[0]
     _check(f, ref, good, 1e-12)
     assert f.vm.whole.state == "in use"
+
+
+def test_the_trial_waits_for_per_node_kernels_in_flight(monkeypatch):
+    monkeypatch.setattr(wg, "PROBE_CALLS", 2)
+    x, y = pt.dvectors("x", "y")
+    f = arignote.function(
+        [x, y], [pt.exp(-(x**2)) * pt.sin(y)], mode=Mode(nl.NumbaLinker(jit="background"), "fast_run")
+    )
+    args = (np.linspace(-1, 1, 50), np.linspace(0, 2, 50))
+    for _ in range(2 + wg.PROBE_TIMED):
+        f(*args)
+    assert nl.wait_for_kernels(300)
+    whole = f.vm.whole
+    in_flight = [True]
+    whole.waiting = lambda: in_flight[0]
+    for _ in range(3 * wg.TRIAL_MAX):  # (every call computed on tier 1, none timed)
+        np.testing.assert_allclose(f(*args)[0], np.exp(-(args[0] ** 2)) * np.sin(args[1]))
+    assert whole.state == "trial" and "tier 1 (µs)" not in whole.timings
+    in_flight[0] = False
+    for _ in range(2 * wg.TRIAL_MAX + 1):
+        f(*args)
+    assert whole.state in ("in use", "tier 1 (faster than the whole-graph function)")

@@ -55,7 +55,7 @@ from arignote.graph.fg import FunctionGraph
 from arignote.graph.utils import CodeCache, MetaObject, gc_paused
 from arignote.link.perform import describe_node_failure
 from arignote.link.python.dispatch import PYTHON, impl_name
-from arignote.link.python.elemwise import _composite_body, _elemwise_plan, _finish
+from arignote.link.python.elemwise import _composite_body, _elemwise_plan, _finish, one_element_as_0d
 from arignote.link.python.heap import raise_mmap_threshold
 from arignote.link.vm import VMLinker
 from arignote.scalar.composite import Composite
@@ -502,23 +502,14 @@ class _Generator:
         return var in self.proven
 
     def _operand(self, var: Variable, node: Apply) -> str:
-        """:meth:`ref` of an input of a written-out ``node``, but a constant of one element
-        and rank > 0 as a 0-d array where another input is not a constant (so it has the
-        output's rank: the result's shape is the same): NumPy sets up the broadcasting of a
-        length-1 dimension on every call (0.45 µs of ``np.add(x, k)`` on 3 elements, where
-        ``k`` has shape (1,)), and of a 0-d array not at all."""
-        data = var.data if isinstance(var, Constant) else None
-        if (
-            type(data) is _ndarray
-            and data.ndim
-            and data.size == 1
-            and any(not isinstance(v, Constant) for v in node.inputs)
-        ):
-            zero_d = self.zero_d.get(id(data))
-            if zero_d is None:
-                zero_d = self.zero_d[id(data)] = data.reshape(())
-            return self.param(zero_d, "k")
-        return self.ref(var)
+        """:meth:`ref` of an input of a written-out ``node``, a one-element constant as a
+        0-d array (:func:`~arignote.link.python.elemwise.one_element_as_0d`: as the thunks
+        pass it), one parameter per constant."""
+        zero_d = one_element_as_0d(node, var)
+        if zero_d is None:
+            return self.ref(var)
+        # (the first view made of the data: one parameter however many nodes read it)
+        return self.param(self.zero_d.setdefault(id(var.data), zero_d), "k")
 
     def _write_direct(self, k: int, node: Apply, spec: tuple) -> None:
         """The node's NumPy call on locals. Its result is checked (and given ``perform``'s

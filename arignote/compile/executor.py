@@ -233,7 +233,12 @@ class Function:
             if self._direct is not None:
                 results = self._direct()
                 if results is not REFUSED:  # (else: the runner computes it below)
-                    if self._plain_ok and self.profile is None and getattr(self.vm, "direct_program", None):
+                    if (
+                        self._plain is None  # (a call through the general path keeps the class it has)
+                        and self._plain_ok
+                        and self.profile is None
+                        and getattr(self.vm, "direct_program", None)
+                    ):
                         self._install_plain(make_plain_call(self, *self.vm.direct_program, Function.__call__))
                     return results[0] if self._kind == "single" else results
             for cell in self._protect:

@@ -138,6 +138,8 @@ def test_the_plain_call_is_the_functions_own_call_with_the_body_written_in():
     # a trusted call is not checked (the caller vouches for its values): none of it in the text
     t = _settled(function([x], x + 1, mode=GEN_MODE, trust_input=True), np.array(1.0))
     assert "__filter" not in t.vm.direct_program[0].body.source and t(np.array(1.5)) == 2.5
+    Function.__call__(f, np.array(1.0))  # the general path, called as such, keeps the class
+    assert type(f).__mro__[1] is Function
     f.trust_input = True  # a setting the plain call read: back to the general path, and the class
     assert type(f) is Function and f._plain is None
     _settled(f, np.array(1.0))

@@ -62,7 +62,12 @@ def make_plain_call(
         body is not None and all(c is None for c in converters) and not getattr(program, "may_refuse", False)
     )
     params = list(body.params) if inline else [f"a{k}" for k in range(n)]
-    names: dict[str, Any] = {"__M": _MISSING, "__general": _general_for(general), "__nd": np.ndarray}
+    names: dict[str, Any] = {
+        "__M": _MISSING,
+        "__general": _general_for(general),
+        "__nd": np.ndarray,
+        "__filter": _filter,
+    }
     values = "".join(f"{p}, " for p in params)
     signature = "".join(f"{p}=__M, " for p in params) + ("/, " if params else "")
     missing = f" or {params[-1]} is __M" if params else ""
@@ -76,11 +81,9 @@ def make_plain_call(
             break
         p = params[k]
         if dtype is None:  # every value goes through the Type's filter
-            names["__filter"] = _filter
             head.append(f"    {p} = __filter(self, {k}, {p})")
         else:
             names[f"__d{k}"] = dtype
-            names["__filter"] = _filter
             head.append(f"    if type({p}) is not __nd or {p}.dtype is not __d{k} or {p}.ndim != {ndim}:")
             head.append(f"        {p} = __filter(self, {k}, {p})")
     single = fn._kind == "single"

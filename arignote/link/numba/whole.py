@@ -12,9 +12,11 @@ starts with ``if _whole is not None and _whole(): return``; this module binds ``
   stays on tier 1, no limit by default) and writes the graph's Numba function
   (:func:`~arignote.link.numba.graph.plan_graph`) and has it compiled out of process into the
   disk cache, as the per-node kernels are (a later process finds it at once). Nothing waits
-  for it: tier 1 runs meanwhile. Once it is loaded, a trial times calls of each in turns
-  (:data:`TRIAL_CALLS` to :data:`TRIAL_MAX` each) and keeps the faster (measured, not guessed: a graph whose nodes are transcendental math on a
-  few thousand elements runs faster on NumPy's vectorised math than in Numba's scalar libm).
+  for it: tier 1 runs meanwhile. Once it is loaded (and any per-node kernel being compiled
+  has arrived), a trial times calls of each in turns (:data:`TRIAL_CALLS` to
+  :data:`TRIAL_MAX` each) and keeps the faster (measured, not guessed: a graph whose nodes
+  are transcendental math on a few thousand elements runs faster on NumPy's vectorised math
+  than in Numba's scalar libm).
 * ``"always"`` (the ``"NUMBA"`` mode, ``jit="sync"``): compiled (or loaded) before
   ``function()`` returns and used for every call.
 * ``"never"``: not used.

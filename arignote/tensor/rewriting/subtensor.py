@@ -29,7 +29,7 @@ from arignote.tensor.indexing.increments import (
 from arignote.tensor.indexing.index import is_full_slice, is_mask, is_placeholder
 from arignote.tensor.reductions import sum as tensor_sum
 from arignote.tensor.rewriting.elemwise import elemwise_of, exact_cast, scalar_op_of
-from arignote.tensor.shape import Shape, Shape_i, reshape, shape_i
+from arignote.tensor.shape import Shape, Shape_i, reshape, shape_tuple
 from arignote.tensor.ufuncs import add, mul, second
 
 
@@ -292,10 +292,9 @@ def rows_by_a_raveled_index(fgraph: FunctionGraph, node: Apply) -> list[Variable
     x = node.inputs[0]
     i = node.inputs[2 if inc else 1]
     flat_i = reshape(i, (-1,))
-    lengths = [s if s is not None else shape_i(i, d) for d, s in enumerate(i.type.shape)]
+    lengths = shape_tuple(i)
     if not inc:
-        rest = [s if s is not None else shape_i(x, d) for d, s in enumerate(x.type.shape) if d > 0]
-        new = reshape(advanced_subtensor1(x, flat_i), [*lengths, *rest])
+        new = reshape(advanced_subtensor1(x, flat_i), [*lengths, *shape_tuple(x)[1:]])
     else:
         y = node.inputs[1]
         k = i.type.ndim
@@ -305,8 +304,7 @@ def rows_by_a_raveled_index(fgraph: FunctionGraph, node: Apply) -> list[Variable
             return None
         if any(ys == 1 and s != 1 for ys, s in zip(y.type.shape[:k], i.type.shape)):
             return None
-        rows = [s if s is not None else shape_i(y, d) for d, s in enumerate(y.type.shape) if d >= k]
-        flat_y = reshape(y, [-1, *rows])
+        flat_y = reshape(y, [-1, *shape_tuple(y)[k:]])
         new = AdvancedIncSubtensor1(set_instead_of_inc=op.set_instead_of_inc)(x, flat_y, flat_i)
     (out,) = node.outputs
     return [new] if out.type.is_super(new.type) else None

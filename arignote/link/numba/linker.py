@@ -632,8 +632,10 @@ def _map_thunk(
     min_size = max(linker.min_size, 1)
     threads = linker.n_threads()
     ns_per_element = plan.costs[1]
-    # (a guarded kernel may hand the call back to tier 1 after writing: never over an input)
-    inplace = {} if plan.guarded else dict(node.op.inplace_pattern)
+    # (outputs computed over an input, which the kernel is not passed: KernelPlan.inplace)
+    inplace = dict(plan.inplace)
+    own = [(j, dt) for j, dt in enumerate(odts) if j not in inplace]
+    _may_share = np.may_share_memory
 
     def thunk() -> None:
         vals = [c[0] for c in in_cells]
@@ -652,22 +654,11 @@ def _map_thunk(
         if size < min_size:
             tier1()
             return
-        outs = []
-        for j, dt in enumerate(odts):
-            t = inplace.get(j)
-            target = vals[t] if t is not None else None
-            if (
-                target is not None
-                and target.flags.c_contiguous
-                and target.flags.writeable
-                and target.dtype == dt
-                and target.shape == shape
-                and not any(v is not target and np.may_share_memory(v, target) for v in vals)
-                and not any(o is target for o in outs)
-            ):
-                outs.append(target)
-            else:
-                outs.append(np.empty(shape, dt))
+        for i in inplace.values():  # (C-contiguous and writeable already: _c_inputs)
+            target = vals[i]
+            if any(k != i and _may_share(v, target) for k, v in enumerate(vals)):
+                vals[i] = target.copy()  # (another input reads that memory: a private copy)
+        outs = [np.empty(shape, dt) for _, dt in own]
         args = (*vals, *consts, *outs)
         try:
             parts = pieces_for(threads, size * ns_per_element, shape[0])
@@ -681,8 +672,10 @@ def _map_thunk(
         if beyond:  # an argument the vectorised math leaves to NumPy
             tier1()
             return
-        for cell, o in zip(out_cells, outs):
-            cell[0] = o
+        for (j, _), o in zip(own, outs):
+            out_cells[j][0] = o
+        for j, i in inplace.items():
+            out_cells[j][0] = vals[i]
         for f in flags:
             f[0] = True
 

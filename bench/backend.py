@@ -21,10 +21,19 @@ arignote runs as tier 1 (``NumbaLinker(jit="never")``: generated Python calling 
 per-node kernels forced (``"NUMBA_KERNELS"``), as the whole graph in one Numba function
 (``"NUMBA"``) and as FAST_RUN after its background compiles settled (the tiered default: a
 per-node kernel where the cost model says it pays, then after 32 calls the whole graph if a
-trial measures it faster). PyTensor 3 runs in
-its default (Numba) mode, JAX with ``jax.jit``; they run in the interpreter given by
-``--peer-python`` (this script with ``--peer``) when not importable here. Each number is the
-median of ``--calls`` calls after one warm-up call, in ms. Also prints NumPy's per-op and
+trial measures it faster). PyTensor 3 runs in its default (Numba) mode, JAX with
+``jax.jit``; with ``--peer-python`` they run in that interpreter (this script with
+``--serve``, answering one case at a time), else in this one when importable.
+
+Every call is compiled and warmed up first; then the libraries take turns, case by case, in
+``--rounds`` rounds (arignote and NumPy, then the peers; the other way round in every other
+round). A round's figure is the median of ``--calls`` calls after one warm-up call (a model
+case: of 5 batches of calls adding up to about 10 ms); each printed number is the median of
+a library's rounds, in ms. On the project's shared 2-core machine a library's call time moves
+by up to 50% between phases lasting seconds to minutes (NumPy's MLP step: 3.1 ms, then 4.5
+ms a few seconds later, in one process): taking turns puts every library in the same phases,
+where measuring one library after another compared each against another phase of the
+machine. Also prints NumPy's per-op and
 Numba's per-op costs (``--ops``), the numbers behind the cost model in
 ``arignote/link/numba/kernels.py``.
 """
@@ -35,7 +44,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -46,7 +54,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import models
-from _common import ensure_repo_importable, environment, importable
+from _common import PeerProcess, ensure_repo_importable, environment, importable
 
 N = 1_000_000
 M = 4000
@@ -164,57 +172,6 @@ def _median_us(fn: Callable[[], Any], batch: int = 100, reps: int = 15) -> float
     return statistics.median(times) * 1e6
 
 
-def run_arignote_models(cases: list[str]) -> dict[str, dict[str, float]]:
-    ensure_repo_importable()
-    import arignote
-    import arignote.tensor as pt
-    from arignote.compile.mode import Mode
-    from arignote.link.numba import NumbaLinker, numba_available, wait_for_kernels
-
-    out: dict[str, dict[str, float]] = {}
-    for case in cases:
-        ins, outs, args = models.symbolic_model(case, pt, arignote.grad)
-        modes = {"tier 1": Mode(NumbaLinker(jit="never"), "fast_run")}
-        if numba_available():
-            modes["NUMBA (whole graph)"] = "NUMBA"
-            modes["FAST_RUN settled"] = Mode(NumbaLinker(jit="background"), "fast_run")
-        for name, mode in modes.items():
-            f = arignote.function(ins, outs, mode=mode)
-            for _ in range(40):  # (FAST_RUN: the probe times a call, then compiles)
-                f(*args)
-            wait_for_kernels(600)
-            for _ in range(10):  # (the trial: each tier timed)
-                f(*args)
-            whole = getattr(f.vm, "whole", None)
-            if whole is not None and name == "FAST_RUN settled":
-                print(f"{case}: FAST_RUN's whole graph: {whole.state} {whole.reason}", file=sys.stderr)
-            out.setdefault(case, {})[f"arignote {name}"] = _median_us(lambda f=f, a=args: f(*a)) / 1e3
-        out[case]["numpy"] = _median_us(_numpy_model(case)) / 1e3
-    return out
-
-
-def run_peer_models(cases: list[str]) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
-    if importable("pytensor"):
-        import pytensor
-        import pytensor.tensor as ptt
-
-        for case in cases:
-            ins, outs, args = models.symbolic_model(case, ptt, pytensor.grad)
-            f = pytensor.function(ins, outs)
-            out.setdefault(case, {})["pytensor (numba)"] = _median_us(lambda f=f, a=args: f(*a)) / 1e3
-    if importable("jax"):
-        import jax
-
-        jax.config.update("jax_enable_x64", True)
-        for case in cases:
-            fn, jargs = models.jax_model(case, jax)
-            out.setdefault(case, {})["jax"] = (
-                _median_us(lambda fn=fn, a=jargs: jax.block_until_ready(fn(*a))) / 1e3
-            )
-    return out
-
-
 def _median_ms(fn: Callable[[], Any], calls: int) -> float:
     fn()
     times = []
@@ -225,29 +182,64 @@ def _median_ms(fn: Callable[[], Any], calls: int) -> float:
     return statistics.median(times) * 1e3
 
 
-def run_arignote(cases: list[str], calls: int) -> dict[str, dict[str, float]]:
-    out = run_arignote_models([c for c in cases if c in MODEL_CASES])
-    cases = [c for c in cases if c not in MODEL_CASES]
-    if not cases:
-        return out
+class _Timed:
+    """A prepared call and how one round times it: the median of ``calls`` calls (ms) for
+    the array cases; for a model case, whose call takes µs, the median of 5 batches of
+    calls adding up to about 10 ms each, per call."""
+
+    def __init__(self, case: str, fn: Callable[[], Any], calls: int):
+        self.fn = fn
+        self.calls = calls
+        self.batch = 0
+        if case in MODEL_CASES:
+            t0 = time.perf_counter()
+            for _ in range(3):
+                fn()
+            per_call = (time.perf_counter() - t0) / 3
+            self.batch = max(3, min(2000, int(0.01 / max(per_call, 1e-7))))
+
+    def round_ms(self) -> float:
+        if self.batch:
+            return _median_us(self.fn, self.batch, 5) / 1e3
+        return _median_ms(self.fn, self.calls)
+
+
+def prepare_arignote(cases: list[str], calls: int) -> dict[str, dict[str, _Timed]]:
+    """arignote's calls of each case in each mode, compiled and settled (FAST_RUN: its
+    background kernels compiled and the whole-graph trial over), and NumPy's."""
     ensure_repo_importable()
     import arignote
     import arignote.tensor as pt
     from arignote.compile.mode import Mode
     from arignote.link.numba import NumbaLinker, numba_available, wait_for_kernels
 
-    modes = {"tier 1": Mode(NumbaLinker(jit="never"), "fast_run")}
-    if numba_available():
-        modes["tier 2 forced"] = "NUMBA_KERNELS"
-        modes["NUMBA (whole graph)"] = "NUMBA"
-        modes["FAST_RUN settled"] = Mode(NumbaLinker(jit="background", hot_elements=1), "fast_run")
+    out: dict[str, dict[str, _Timed]] = {}
     for case in cases:
-        data = _inputs(case)
-        syms = {k: (pt.vector(k) if v.ndim == 1 else pt.matrix(k)) for k, v in data.items()}
-        expr = _expr(case, pt, pt.special, **syms)
-        args = [data[k] for k in syms]
+        modes: dict[str, Any] = {"tier 1": Mode(NumbaLinker(jit="never"), "fast_run")}
+        if case in MODEL_CASES:
+            ins, outs, args = models.symbolic_model(case, pt, arignote.grad)
+            if numba_available():
+                modes["NUMBA (whole graph)"] = "NUMBA"
+                modes["FAST_RUN settled"] = Mode(NumbaLinker(jit="background"), "fast_run")
+            numpy_fn = _numpy_model(case)
+        else:
+            data = _inputs(case)
+            syms = {k: (pt.vector(k) if v.ndim == 1 else pt.matrix(k)) for k, v in data.items()}
+            ins, outs, args = (
+                list(syms.values()),
+                _expr(case, pt, pt.special, **syms),
+                [data[k] for k in syms],
+            )
+            if numba_available():
+                modes["tier 2 forced"] = "NUMBA_KERNELS"
+                modes["NUMBA (whole graph)"] = "NUMBA"
+                modes["FAST_RUN settled"] = Mode(NumbaLinker(jit="background", hot_elements=1), "fast_run")
+
+            def numpy_fn(c: str = case, d: dict = data) -> Any:
+                return _expr(c, np, _np_special(), **d)
+
         for name, mode in modes.items():
-            f = arignote.function(list(syms.values()), expr, mode=mode)
+            f = arignote.function(ins, outs, mode=mode)
             settle = name == "FAST_RUN settled"
             for _ in range(40 if settle else 1):  # (FAST_RUN: the whole graph's probe, then its compile)
                 f(*args)
@@ -257,9 +249,62 @@ def run_arignote(cases: list[str], calls: int) -> dict[str, dict[str, float]]:
             whole = getattr(f.vm, "whole", None)
             if whole is not None and settle:
                 print(f"{case}: FAST_RUN's whole graph: {whole.state} {whole.reason}", file=sys.stderr)
-            out.setdefault(case, {})[f"arignote {name}"] = _median_ms(lambda f=f, a=args: f(*a), calls)
-        out[case]["numpy"] = _median_ms(lambda c=case, d=data: _expr(c, np, _np_special(), **d), calls)
+            out.setdefault(case, {})[f"arignote {name}"] = _Timed(case, lambda f=f, a=args: f(*a), calls)
+        out[case]["numpy"] = _Timed(case, numpy_fn, calls)
     return out
+
+
+def _peer_calls(case: str, calls: int) -> dict[str, _Timed]:
+    """The peers' calls of one case (PyTensor 3 in its default mode, ``jax.jit``), compiled
+    and called once; those that cannot be imported left out."""
+    out: dict[str, _Timed] = {}
+    if importable("pytensor"):
+        import pytensor
+        import pytensor.tensor as ptt
+
+        if case in MODEL_CASES:
+            ins, outs, args = models.symbolic_model(case, ptt, pytensor.grad)
+        else:
+            data = _inputs(case)
+            syms = {k: (ptt.vector(k) if v.ndim == 1 else ptt.matrix(k)) for k, v in data.items()}
+            ins, outs, args = (
+                list(syms.values()),
+                _expr(case, ptt, ptt.special, **syms),
+                [data[k] for k in syms],
+            )
+        f = pytensor.function(ins, outs)
+        f(*args)
+        out["pytensor (numba)"] = _Timed(case, lambda f=f, a=args: f(*a), calls)
+    if importable("jax"):
+        import jax
+        import jax.numpy as jnp
+
+        jax.config.update("jax_enable_x64", True)
+        if case in MODEL_CASES:
+            fn, jargs = models.jax_model(case, jax)
+        else:
+            data = _inputs(case)
+            names = list(data)
+            fn = jax.jit(lambda *a, case=case, names=names: _expr(case, jnp, jax.nn, **dict(zip(names, a))))
+            jargs = [jnp.asarray(data[k]) for k in names]
+        jax.block_until_ready(fn(*jargs))
+        out["jax"] = _Timed(case, lambda fn=fn, a=jargs: jax.block_until_ready(fn(*a)), calls)
+    return out
+
+
+def serve(cases: list[str], calls: int) -> None:
+    """The peer's side of ``--peer-python``: each stdin line names a case; its peers' calls
+    are made on the first request, and each request answers one round's times."""
+    prepared: dict[str, dict[str, _Timed]] = {}
+    print(json.dumps({"meta": True}), flush=True)
+    for line in sys.stdin:
+        case = line.strip()
+        if case:
+            if case not in prepared:
+                prepared[case] = _peer_calls(case, calls)
+            for lib, timed in prepared[case].items():
+                print(json.dumps({"case": case, "lib": lib, "ms": timed.round_ms()}), flush=True)
+        print(json.dumps({"done": True}), flush=True)
 
 
 class _np_special:
@@ -269,70 +314,49 @@ class _np_special:
         return e / e.sum(axis=axis, keepdims=True)
 
 
-def run_peers(cases: list[str], calls: int) -> dict[str, dict[str, float]]:
-    out = run_peer_models([c for c in cases if c in MODEL_CASES])
-    cases = [c for c in cases if c not in MODEL_CASES]
-    if importable("pytensor"):
-        import pytensor
-        import pytensor.tensor as ptt
-
-        for case in cases:
-            data = _inputs(case)
-            syms = {k: (ptt.vector(k) if v.ndim == 1 else ptt.matrix(k)) for k, v in data.items()}
-            f = pytensor.function(list(syms.values()), _expr(case, ptt, ptt.special, **syms))
-            args = [data[k] for k in syms]
-            out.setdefault(case, {})["pytensor (numba)"] = _median_ms(lambda f=f, a=args: f(*a), calls)
-    if importable("jax"):
-        import jax
-        import jax.numpy as jnp
-
-        jax.config.update("jax_enable_x64", True)
-        for case in cases:
-            data = _inputs(case)
-            names = list(data)
-            fn = jax.jit(lambda *a, case=case, names=names: _expr(case, jnp, jax.nn, **dict(zip(names, a))))
-            args = [jnp.asarray(data[k]) for k in names]
-            out.setdefault(case, {})["jax"] = _median_ms(
-                lambda fn=fn, a=args: fn(*a).block_until_ready(), calls
-            )
-    return out
-
-
 def run_ops() -> None:
-    """NumPy's and Numba's ns per element of single ops on 1e6 float64 (the cost model):
-    Numba's libm call and, where it has one, arignote's vectorised function in the same loop."""
+    """NumPy's and Numba's ns per element of single ops on 1e6 float64 and float32 (the cost
+    model): Numba's libm call and, where it has one, arignote's vectorised function in the
+    same loop (in float64 for float32 elements, rounded once, as the kernels compute)."""
     import numba
 
     ensure_repo_importable()
-    from arignote.link.numba import vecmath
+    from arignote.link.numba import scalar_math, vecmath
 
-    x = np.random.default_rng(0).random(N) + 0.5
-    o = np.empty(N)
+    for dtype in ("float64", "float32"):
+        x = (np.random.default_rng(0).random(N) + 0.5).astype(dtype)
+        o = np.empty(N, dtype)
 
-    def loop(expr: str) -> Callable[[], Any]:
-        ns: dict = {"np": np, "vecmath": vecmath}
-        exec(f"def k(x, o):\n    for i in range(x.shape[0]):\n        o[i] = {expr}\n", ns)
-        k = numba.njit(ns["k"], error_model="numpy")
-        k(x, o)
-        return lambda: k(x, o)
+        def loop(expr: str, x: np.ndarray = x, o: np.ndarray = o) -> Callable[[], Any]:
+            ns: dict = {"np": np, "numba": numba, "vecmath": vecmath}
+            exec(scalar_math.TANH, ns)
+            exec(f"def k(x, o):\n    for i in range(x.shape[0]):\n        o[i] = {expr}\n", ns)
+            k = numba.njit(ns["k"], error_model="numpy")
+            k(x, o)
+            return lambda: k(x, o)
 
-    for name in ("exp", "log", "log1p", "sin", "cos", "sqrt", "multiply"):
-        ufunc = getattr(np, name)
-        t_np = _median_ms(lambda u=ufunc: u(x) if u is not np.multiply else u(x, x), 9)
-        t_nb = _median_ms(loop(f"np.{name}(x[i])" if name != "multiply" else "x[i] * x[i]"), 9)
-        line = f"{name:9s} numpy {t_np * 1e6 / N:5.2f} ns/elem   numba {t_nb * 1e6 / N:5.2f} ns/elem"
-        if hasattr(vecmath, name):
-            t_vm = _median_ms(loop(f"vecmath.{name}(x[i])"), 9)
-            line += f"   arignote's (vectorised) {t_vm * 1e6 / N:5.2f} ns/elem"
-        print(line)
+        print(dtype)
+        for name in ("exp", "log", "log1p", "sin", "cos", "tanh", "sqrt", "multiply"):
+            ufunc = getattr(np, name)
+            t_np = _median_ms(lambda u=ufunc, x=x: u(x) if u is not np.multiply else u(x, x), 9)
+            t_nb = _median_ms(loop(f"np.{name}(x[i])" if name != "multiply" else "x[i] * x[i]"), 9)
+            line = f"  {name:9s} numpy {t_np * 1e6 / N:5.2f} ns/elem   numba {t_nb * 1e6 / N:5.2f} ns/elem"
+            ours = f"vecmath.{name}" if hasattr(vecmath, name) else None
+            if name == "tanh":
+                ours = scalar_math.TANH_NAME
+            if ours:
+                t_vm = _median_ms(loop(f"np.{dtype}({ours}(np.float64(x[i])))"), 9)
+                line += f"   arignote's (vectorised) {t_vm * 1e6 / N:5.2f} ns/elem"
+            print(line)
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--cases", default=",".join(CASES))
     p.add_argument("--calls", type=int, default=7)
+    p.add_argument("--rounds", type=int, default=5, help="rounds in which every library takes its turn")
     p.add_argument("--peer-python", default=None)
-    p.add_argument("--peer", action="store_true", help="(internal) measure the peers, print JSON")
+    p.add_argument("--serve", action="store_true", help="(internal) measure the peers on request")
     p.add_argument("--ops", action="store_true", help="print the per-op costs and exit")
     p.add_argument("--json", metavar="PATH", help="also write the results and the environment here")
     a = p.parse_args()
@@ -340,36 +364,46 @@ def main() -> None:
     if a.ops:
         run_ops()
         return
-    if a.peer:
-        print(json.dumps(run_peers(cases, a.calls)))
+    if a.serve:
+        serve(cases, a.calls)
         return
-    results = run_arignote(cases, a.calls)
-    peers = {}
+    ours = prepare_arignote(cases, a.calls)
+    peer = None
+    local: dict[str, dict[str, _Timed]] = {}
     if a.peer_python:  # (the peer interpreter has both; else what this one has)
-        cmd = [
-            a.peer_python,
-            os.path.abspath(__file__),
-            "--peer",
-            "--cases",
-            a.cases,
-            "--calls",
-            str(a.calls),
-        ]
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        peers = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else {}
-        if proc.returncode:
-            print(proc.stderr[-2000:], file=sys.stderr)
+        peer = PeerProcess(a.peer_python, os.path.abspath(__file__), ["--serve", "--calls", str(a.calls)])
+        if peer.meta is None:
+            print(f"the peer did not start: {peer.stderr_tail}", file=sys.stderr)
+            peer = None
     elif importable("pytensor") or importable("jax"):
-        peers = run_peers(cases, a.calls)
-    print(f"median call, ms; models in µs (load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores)")
+        local = {case: _peer_calls(case, a.calls) for case in cases}
+    times: dict[str, dict[str, list[float]]] = {case: {} for case in cases}
+    for r in range(a.rounds):
+        for case in cases:
+            turns = [("ours", None), ("peers", None)]
+            for who, _ in turns if r % 2 == 0 else turns[::-1]:  # (who goes first alternates)
+                if who == "ours":
+                    for lib, timed in {**ours[case], **local.get(case, {})}.items():
+                        times[case].setdefault(lib, []).append(timed.round_ms())
+                elif peer is not None:
+                    for rec in peer.request(case):
+                        times[case].setdefault(rec["lib"], []).append(rec["ms"])
+    if peer is not None:
+        if not peer.alive:
+            print(peer.stderr_tail, file=sys.stderr)
+        peer.close()
+    merged = {case: {lib: statistics.median(v) for lib, v in row.items()} for case, row in times.items()}
+    print(
+        f"median call, ms; models in µs; the median of {a.rounds} rounds in which each library "
+        f"took its turn (load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores)"
+    )
     for case in cases:
-        row = {**results.get(case, {}), **peers.get(case, {})}
         scale = 1e3 if case in MODEL_CASES else 1.0  # (models: µs)
-        print(f"{case:9s} " + "  ".join(f"{k}: {v * scale:7.2f}" for k, v in row.items()))
+        print(f"{case:9s} " + "  ".join(f"{k}: {v * scale:7.2f}" for k, v in merged[case].items()))
     if a.json:
-        merged = {case: {**results.get(case, {}), **peers.get(case, {})} for case in cases}
+        meta = {"env": environment(), "calls": a.calls, "rounds": a.rounds}
         with open(a.json, "w") as fh:
-            json.dump({"meta": {"env": environment(), "calls": a.calls}, "median_ms": merged}, fh, indent=1)
+            json.dump({"meta": meta, "median_ms": merged}, fh, indent=1)
 
 
 if __name__ == "__main__":

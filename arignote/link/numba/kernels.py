@@ -274,15 +274,61 @@ _COST: dict[type, tuple[float, float]] = {
 _OTHER = (10.0, 10.0)  # libm-bound in both (tan, arcsin, ...)
 #: NumPy's reduction pass over a temporary (ns per element); Numba's accumulation
 _REDUCE_COST = (1.0, 0.4)
+#: Numba's accumulation where it differs, by (op, reduced axes innermost), measured on 2000²
+#: and 256x512 (``bench/backend.py`` and single calls): a sum along rows vectorises into
+#: partial sums (0.08-0.19 ns an element); a max or min along rows keeps NaN, a select LLVM
+#: does not vectorise (1.4 ns, where NumPy's loop takes 0.2: a kernel there made FAST_RUN's
+#: ``X.max(axis=1)`` 3x slower than NumPy's); down columns both run in blocks (0.2-0.4 ns).
+_REDUCE_NUMBA = {
+    (psb.Add, True): 0.2,
+    (psb.Mul, True): 0.2,
+    (psb.Maximum, True): 1.4,
+    (psb.Minimum, True): 1.4,
+}
+
+# NumPy's float32 loops are SIMD over twice the lanes and half the bytes, its transcendental
+# ones too (sin and cos 16x faster than in float64), where a kernel computes a float32
+# element's math in float64 (vecmath, scalar_math) at about float64's cost. Measured with
+# ``bench/backend.py --ops`` and the same ufunc passes over 2**20 elements of each dtype:
+# NumPy's float32 time over its float64 time. (Without this a fused float32 ``tanh`` node, an
+# MLP's hidden layer, ran as a kernel at 2.7 ns an element where NumPy took 0.8.)
+_F32_NUMPY = {
+    psb.Exp: 0.56,
+    psb.Log: 0.46,
+    psb.Log1p: 0.42,
+    psb.Sin: 0.06,
+    psb.Cos: 0.06,
+    psb.Tanh: 0.21,
+    psb.Sqrt: 0.29,
+    psb.Exp2: 0.31,
+    psb.Expm1: 0.32,
+    psb.Log2: 0.27,
+    psb.Log10: 0.10,
+    psb.Pow: 0.27,
+    psb.Reciprocal: 0.31,
+    psb.TrueDiv: 0.31,
+}
+#: the same ratio for arithmetic (multiply 0.39) and the rest (tan 0.29, arcsin 0.39, ...)
+_F32_OTHER = 0.33
 
 
-def _op_cost(op: ScalarOp) -> tuple[float, float]:
+def _numpy_scale(op: ScalarOp | None, dtype: str) -> float:
+    """NumPy's cost of ``op`` (None: a plain pass) on ``dtype`` against the tables' float64."""
+    if dtype != "float32":
+        return 1.0
+    return _F32_NUMPY.get(type(op), _F32_OTHER)
+
+
+def _op_cost(op: ScalarOp, dtype: str = "float64") -> tuple[float, float]:
+    """(NumPy's, the kernel's) ns per element of ``op`` with a ``dtype`` result."""
     t = type(op)
     if t in _COST:
-        return _COST[t]
-    if t in (psb.Exp, psb.Log, psb.Sin, psb.Cos) or issubclass(t, psb.FloatUnary):
-        return _OTHER
-    return _ARITH
+        a, b = _COST[t]
+    elif t in (psb.Exp, psb.Log, psb.Sin, psb.Cos) or issubclass(t, psb.FloatUnary):
+        a, b = _OTHER
+    else:
+        a, b = _ARITH
+    return a * _numpy_scale(op, dtype), b
 
 
 # -- plans ------------------------------------------------------------------------------------
@@ -378,7 +424,7 @@ def _body_lines(
         cast = "np.bool_" if odt == "bool" else f"np.{odt}"
         names[out] = f"v{k}"
         lines.append(f"{indent}v{k} = {cast}({expr})")
-        a, b = _op_cost(node.op)
+        a, b = _op_cost(node.op, odt)
         numpy_cost += a
         numba_cost += b
     outs = []
@@ -508,7 +554,7 @@ def plan_node(node: Apply) -> KernelPlan | None:
         tuple(consts),
         bcasts,
         out_dtypes,
-        (costs[0] + _ARITH[0], costs[1]),
+        (costs[0] + _ARITH[0] * _numpy_scale(None, out_dtypes[0]), costs[1]),
         guarded=bool(guards),
         inplace=inplace,
     )
@@ -623,6 +669,7 @@ def plan_reduction(node: Apply, producer: Apply | None) -> KernelPlan | None:
             if not b[d]:
                 shape[d] = f"a{k}.shape[{d}]"
     trailing = all(d > max(keep, default=-1) for d in axes)  # reduced dims innermost
+    accumulate = _REDUCE_NUMBA.get((type(op.scalar_op), trailing), _REDUCE_COST[1])
     if p == 0:  # (rows start:stop as views, the loop from 0: see _sliced)
         ins_at, out_at = _sliced(lines, ins, bcasts), _sliced(lines, ["o0"], [(False,)])[0]
     else:
@@ -682,7 +729,7 @@ def plan_reduction(node: Apply, producer: Apply | None) -> KernelPlan | None:
         tuple(consts),
         bcasts,
         (out.type.dtype,),
-        (costs[0] + _REDUCE_COST[0], costs[1] + _REDUCE_COST[1]),
+        (costs[0] + _REDUCE_COST[0] * _numpy_scale(None, x.type.dtype), costs[1] + accumulate),
         keep=keep,
         empty_ok=empty_ok,
         guarded=bool(guards),

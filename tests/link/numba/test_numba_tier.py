@@ -19,7 +19,7 @@ import arignote.tensor as pt
 from arignote.compile.mode import Mode
 from arignote.link.numba import cache
 from arignote.link.numba import linker as nl
-from arignote.link.numba.kernels import plan_node, plan_reduction
+from arignote.link.numba.kernels import pays, plan_node, plan_reduction
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -61,6 +61,52 @@ def test_kernel_text_has_structure_not_constants():
     red = g.vm.nodes[-1]
     plan = plan_reduction(red, red.inputs[0].owner)
     assert plan.kind == "reduce" and "_arignote_exp(np.float64(x0))" in plan.source and plan.keep == (0,)
+
+
+def _only_node(inputs, output):
+    (node,) = arignote.function(inputs, output, mode=Mode("vm", "fast_run")).vm.nodes
+    return node
+
+
+@pytest.mark.parametrize(
+    ("dtype", "body", "expected"),
+    [
+        # a float32 tanh or exp: NumPy's SIMD float32 loop beats the kernel's float64 math
+        ("float32", lambda x, y: pt.tanh(x + y) * (1 - y), False),
+        ("float32", lambda x, y: pt.exp(x) * y, False),
+        ("float64", lambda x, y: pt.tanh(x + y) * (1 - y), True),
+        # arithmetic fuses: the kernel saves NumPy's passes in either dtype
+        ("float32", lambda x, y: (x * y + x) * (y - 2.5) + x * x, True),
+        ("float64", lambda x, y: (x * y + x) * (y - 2.5) + x * x, True),
+        # sin: NumPy's float64 loop is slow, its float32 one is not
+        ("float64", lambda x, y: pt.sin(x) * y, True),
+        ("float32", lambda x, y: pt.sin(x) * y, False),
+    ],
+)
+def test_the_cost_model_weighs_numpys_loops_of_the_dtype(dtype, body, expected):
+    x, y = pt.vector("x", dtype=dtype), pt.vector("y", dtype=dtype)
+    plan = plan_node(_only_node([x, y], body(x, y)))
+    assert plan is not None and pays(plan) is expected, plan.costs
+
+
+@pytest.mark.parametrize(
+    ("reduce", "expected"),
+    [
+        (lambda X: X.sum(axis=1), True),  # (partial sums along rows)
+        (lambda X: X.max(axis=0), True),  # (columns in blocks)
+        (lambda X: X.max(axis=1), False),  # (a NaN-keeping select along rows: NumPy's is 6x faster)
+        (lambda X: X.min(axis=1), False),
+        (lambda X: pt.exp(X).max(axis=1), False),  # (the select keeps the exp scalar too)
+        (lambda X: (X * X - X).sum(axis=1), True),  # (fused: NumPy's temporaries saved)
+    ],
+)
+def test_the_cost_model_keeps_a_max_along_rows_on_numpy(reduce, expected):
+    X = pt.matrix("X")
+    f = arignote.function([X], reduce(X), mode=Mode("vm", "fast_run"))
+    red = f.vm.nodes[-1]
+    src = red.inputs[0].owner
+    plan = plan_reduction(red, src if src is not None and src in f.vm.nodes else None)
+    assert plan is not None and pays(plan) is expected, plan.costs
 
 
 def test_numba_mode_without_numba_says_to_install(monkeypatch):

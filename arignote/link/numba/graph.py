@@ -40,10 +40,12 @@ A graph with a node that has no Numba implementation (or a non-tensor input) rai
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import keyword
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -315,7 +317,7 @@ class _Writer:
         head.append(f"def kernel({', '.join(self.args)}):")
         if self.inner:
             return self._inner(head, body)
-        source = "\n".join(head + body) + "\n"
+        source = _on_huge_pages("\n".join(head + body) + "\n")
         key = hashlib.sha256(f"arignote-graph-{GRAPH_FORMAT}\n{source}".encode()).hexdigest()[:40]
         return GraphPlan(source, key, tuple(self.consts), tuple(kinds), tuple(dtypes), len(self.nodes))
 
@@ -336,6 +338,26 @@ def inner_function(fgraph: FunctionGraph) -> InnerFunction:
     the inputs' values (0-d ones as scalars), then :attr:`InnerFunction.consts`, and returns
     the outputs' values as a tuple; raises ``NoNumbaImpl`` as :func:`plan_graph`."""
     return _Writer(fgraph, fgraph.toposort(), inner=True).write()
+
+
+#: the generated code's name of :func:`arignote.link.numba.hugepages.empty`
+EMPTY_NAME = "_arignote_empty"
+
+
+@functools.cache
+def _hugepages_import() -> str:
+    # (the module's hash in the line: a change there changes every whole-graph key)
+    digest = hashlib.sha256(Path(__file__).with_name("hugepages.py").read_bytes()).hexdigest()[:16]
+    return f"from arignote.link.numba.hugepages import empty as {EMPTY_NAME}  # hugepages {digest}"
+
+
+def _on_huge_pages(source: str) -> str:
+    """``source`` with its arrays allocated by :func:`arignote.link.numba.hugepages.empty`
+    (``np.empty`` advised onto transparent huge pages from 4 MiB, as NumPy's arrays are)."""
+    if "np.empty(" not in source:
+        return source
+    head, sep, rest = source.partition("import numpy as np\n")
+    return f"{head}{sep}{_hugepages_import()}\n{rest.replace('np.empty(', EMPTY_NAME + '(')}"
 
 
 def plan_graph(fgraph: FunctionGraph, nodes: list[Apply] | None = None) -> GraphPlan:

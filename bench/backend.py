@@ -244,7 +244,7 @@ def prepare_arignote(cases: list[str], calls: int) -> dict[str, dict[str, _Timed
             for _ in range(40 if settle else 1):  # (FAST_RUN: the whole graph's probe, then its compile)
                 f(*args)
             wait_for_kernels(600)
-            for _ in range(10 if settle else 0):  # (the trial: each tier timed)
+            for _ in range(110 if settle else 0):  # (the trial: turns of each tier, at most 100 calls)
                 f(*args)
             whole = getattr(f.vm, "whole", None)
             if whole is not None and settle:

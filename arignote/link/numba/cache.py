@@ -116,12 +116,24 @@ def _cpu_features() -> str:
         return f"{platform.machine()} {platform.processor()}"
 
 
+def _numpy_blas() -> str:
+    """The BLAS library NumPy was built with (its name, version and configuration): a
+    whole-graph function calls its ``cblas_?gemm`` by symbol (:mod:`.numpy_blas`)."""
+    try:
+        blas = np.__config__.CONFIG["Build Dependencies"]["blas"]
+        return " ".join(str(blas.get(k)) for k in ("name", "version", "openblas configuration"))
+    except (AttributeError, KeyError, TypeError):
+        return "unknown"
+
+
 @functools.cache
 def environment_key() -> str:
-    """What besides a kernel's text decides its machine code: library versions and CPU."""
+    """What besides a kernel's text decides its machine code: library versions (NumPy's BLAS
+    included) and CPU."""
     parts = [
         _version("arignote"),
         np.__version__,
+        _numpy_blas(),
         _version("numba"),
         _version("llvmlite"),
         sys.version.split()[0],

@@ -1,12 +1,18 @@
 """Numba functions of :mod:`arignote.tensor.products` (``Dot``) and
 :mod:`arignote.tensor.gemm` (``Gemv``, ``Gemm``: ``beta * target + alpha * dot``).
 
-Float operands of the output's dtype go to BLAS through Numba's ``np.dot``; other dtypes
-(integers, mixed) are a plain loop in the output's dtype. Inner lengths that differ raise, as
-the reference VM does.
+Float operands of the output's dtype go to BLAS: two matrices through
+:func:`arignote.link.numba.numpy_blas.matmul` (NumPy's BLAS library, whose thread pool tier 1
+and the user's NumPy code use too), a matrix and a vector through Numba's ``np.dot``
+(SciPy's); other dtypes (integers, mixed) are a plain loop in the output's dtype. Inner
+lengths that differ raise, as the reference VM does.
 """
 
 from __future__ import annotations
+
+import functools
+import hashlib
+from pathlib import Path
 
 from arignote.graph.basic import Apply
 from arignote.link.numba.dispatch.basic import (
@@ -27,10 +33,29 @@ _CHECK = (
 )
 
 
+#: the generated code's name of :func:`arignote.link.numba.numpy_blas.matmul`
+MATMUL_NAME = "_arignote_matmul"
+
+
+@functools.cache
+def _matmul_import() -> str:
+    # (the hash of the modules compiled into the caller: a change there changes its key)
+    here = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256(b"".join((here / f).read_bytes() for f in ("numpy_blas.py", "hugepages.py")))
+    return f"from arignote.link.numba.numpy_blas import matmul as {MATMUL_NAME}  # numpy_blas {digest.hexdigest()[:16]}"
+
+
+def _helpers(lines: list[str]) -> tuple[str, ...]:
+    """The import lines the statements ``lines`` need."""
+    return (_matmul_import(),) if any(f"{MATMUL_NAME}(" in line for line in lines) else ()
+
+
 def _dot_lines(a: str, b: str, nda: int, ndb: int, odt: str, blas: bool, result: str) -> list[str]:
     """Statements setting ``result`` to ``dot(a, b)`` (a scalar for two vectors). Two
     vectors are a loop, not BLAS: it is bound by memory either way, and a threaded BLAS on a
     busy machine can cost a thousand times more (measured: 14 ms for 80,000 elements)."""
+    if blas and nda == ndb == 2:
+        return [f"    {result} = {MATMUL_NAME}({a}, {b})"]
     if blas and not nda == ndb == 1:
         return [f"    {result} = np.dot({a}, {b})"]
     cast = nb_dtype(odt)
@@ -89,7 +114,7 @@ def _dot(op: Dot, node: Apply) -> NumbaImpl:
     lines = ["def impl(a, b):", _CHECK.format(a="a", da=nda - 1, b="b", db=0, what="Dot").rstrip("\n")]
     lines += _dot_lines("a", "b", nda, ndb, odt, _blas(node, [x, y]), "r")
     lines.append(f"    return {nb_dtype(odt)}(r)" if nda == ndb == 1 else "    return r")
-    return NumbaImpl("\n".join(lines) + "\n")
+    return NumbaImpl("\n".join(lines) + "\n", (), _helpers(lines))
 
 
 def _update_lines(odt: str, ndim: int) -> list[str]:
@@ -137,4 +162,4 @@ def _gemm(op: Gemm, node: Apply) -> NumbaImpl:
         _CHECK.format(a="t", da=1, b="b", db=1, what="Gemm").rstrip("\n"),
     ]
     lines += _dot_lines("a", "b", 2, 2, odt, _blas(node, [x, y]), "p")
-    return NumbaImpl("\n".join(lines + _update_lines(odt, 2)) + "\n")
+    return NumbaImpl("\n".join(lines + _update_lines(odt, 2)) + "\n", (), _helpers(lines))

@@ -17,9 +17,10 @@ system CBLAS). Its address is registered with LLVM under a name of ours
 Numba loads a cached function that calls it. The result is a new C-contiguous array (on huge
 pages from 4 MiB, :mod:`arignote.link.numba.hugepages`); operands that are neither C- nor
 F-contiguous are copied first (BLAS reads either layout as it is). :data:`FOUND` says whether
-the library was found; where it was not, :func:`matmul` is Numba's ``np.dot``. The whole-graph
-writer (:mod:`arignote.link.numba.dispatch.products`) names which in the import line, so the
-two give different cache keys.
+the library was found; where it was not, :func:`matmul` is Numba's ``np.dot``. NumPy's BLAS
+build is part of every compiled function's cache key
+(:func:`arignote.link.numba.cache.environment_key`), so a function compiled against one
+library is never loaded where another one is.
 
 This module imports Numba: only generated modules import it.
 """

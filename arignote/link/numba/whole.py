@@ -14,9 +14,9 @@ starts with ``if _whole is not None and _whole(): return``; this module binds ``
   disk cache, as the per-node kernels are (a later process finds it at once). Nothing waits
   for it: tier 1 runs meanwhile. Once it is loaded (and any per-node kernel being compiled
   has arrived), a trial times calls of each in turns (:data:`TRIAL_CALLS` to
-  :data:`TRIAL_MAX` each; a turn is two calls, the second one timed) and keeps the faster (measured, not guessed: a graph whose nodes
-  are transcendental math on a few thousand elements runs faster on NumPy's vectorised math
-  than in Numba's scalar libm).
+  :data:`TRIAL_MAX` each; a turn is two calls, the second one timed) and keeps the faster
+  (measured, not guessed: a graph whose nodes are transcendental math on a few thousand
+  elements runs faster on NumPy's vectorised math than in Numba's scalar libm).
 * ``"always"`` (the ``"NUMBA"`` mode, ``jit="sync"``): compiled (or loaded) before
   ``function()`` returns and used for every call.
 * ``"never"``: not used.
@@ -38,7 +38,7 @@ that call (NumPy sees every array Numba returns as a view, so each check is a
 ``may_share_memory`` of each output with each input and earlier output: 4.5 µs of an 8 µs
 call on the eight schools model). A call computed on tier 1 clears it.
 
-Matrix-matrix products (``np.dot``, SciPy's OpenBLAS) run under the BLAS thread limit of
+Matrix-matrix products (NumPy's OpenBLAS: :mod:`.numpy_blas`) run under the BLAS thread limit of
 :mod:`arignote.link.python.blas_threads`: a graph with one calls its function through
 :func:`~arignote.link.python.blas_threads.limited_call` (as tier 1 does for large products).
 

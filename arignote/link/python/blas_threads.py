@@ -1,9 +1,9 @@
 """How many threads the BLAS behind arignote's matrix products may use during a call.
 
 The Python backend's products (:mod:`arignote.link.python.blas`) run in NumPy's OpenBLAS
-(its outer-product updates in SciPy's), the Numba backend's (``np.dot`` in a compiled
-function) in SciPy's. OpenBLAS splits a product over
-its thread pool, whose workers busy-wait between products. On a machine with few cores and
+(its outer-product updates in SciPy's), the Numba backend's matrix-matrix products in NumPy's
+too (:mod:`arignote.link.numba.numpy_blas`), its matrix-vector ones (``np.dot`` in a compiled
+function) in SciPy's. OpenBLAS splits a product over its thread pool, whose workers busy-wait between products. On a machine with few cores and
 other work running, a product then waits for a worker the system has descheduled: measured on
 this project's 2-core machine under a load average of 1.5-2.5, a float32 MLP training step
 (784-512-10, batch 256; five products of ~100 MFLOP between elementwise work) took a median

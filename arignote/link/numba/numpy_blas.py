@@ -12,12 +12,15 @@ takes such turns, measured both so.
 :func:`matmul` is ``np.dot`` of two float32 or float64 matrices of one dtype, computed by
 ``cblas_?gemm`` of the BLAS library NumPy's own products call, found in NumPy's extension
 module (:data:`SYMBOLS`: OpenBLAS as NumPy's wheels bundle it, with 64-bit integers, or a
-system CBLAS). Its address is registered with LLVM under a name of ours
-(:data:`GEMM_NAMES`), which the function's IR calls, when this module is imported: before
-Numba loads a cached function that calls it. The result is a new C-contiguous array (on huge
-pages from 4 MiB, :mod:`arignote.link.numba.hugepages`); operands that are neither C- nor
-F-contiguous are copied first (BLAS reads either layout as it is). :data:`FOUND` says whether
-the library was found; where it was not, :func:`matmul` is Numba's ``np.dot``. NumPy's BLAS
+system CBLAS); :func:`matvec` is ``np.dot`` of a matrix and a vector (``cblas_?gemv``), and
+``np.dot(x, B)`` is ``matvec(B.T, x)``. Their addresses are registered with LLVM under names
+of ours (``arignote_numpy_sgemm`` and so on), which the functions' IR calls, when this module
+is imported: before Numba loads a cached function that calls them. The result is a new C-contiguous array (on huge
+pages from 4 MiB, :mod:`arignote.link.numba.hugepages`); a matrix that is neither C- nor
+F-contiguous is copied first (BLAS reads either layout as it is), a vector whose elements are
+not adjacent too. :data:`FOUND` says whether
+the library was found; where it was not, :func:`matmul` and :func:`matvec` are Numba's
+``np.dot``. NumPy's BLAS
 build is part of every compiled function's cache key
 (:func:`arignote.link.numba.cache.environment_key`), so a function compiled against one
 library is never loaded where another one is.
@@ -38,82 +41,130 @@ from numba.extending import intrinsic
 
 from arignote.link.numba.hugepages import empty
 
-__all__ = ["FOUND", "GEMM_NAMES", "SYMBOLS", "matmul"]
+__all__ = ["FOUND", "SYMBOLS", "matmul", "matvec"]
 
-#: (name of ``cblas_sgemm``, of ``cblas_dgemm``, bits of their integers), tried in order in
-#: the library NumPy's extension module links
+#: (prefix, suffix, bits of the integers) of the CBLAS names (``{prefix}cblas_sgemm{suffix}``
+#: and so on), tried in order in the library NumPy's extension module links
 SYMBOLS = (
-    ("scipy_cblas_sgemm64_", "scipy_cblas_dgemm64_", 64),  # NumPy 2's wheels (scipy-openblas64)
-    ("cblas_sgemm64_", "cblas_dgemm64_", 64),  # NumPy 1.26's wheels (openblas64_)
-    ("cblas_sgemm", "cblas_dgemm", 32),  # a system CBLAS (OpenBLAS, MKL, ...)
+    ("scipy_", "64_", 64),  # NumPy 2's wheels (scipy-openblas64)
+    ("", "64_", 64),  # NumPy 1.26's wheels (openblas64_)
+    ("", "", 32),  # a system CBLAS (OpenBLAS, MKL, ...)
 )
-#: the names the generated IR calls (float32, float64)
-GEMM_NAMES = ("arignote_numpy_sgemm", "arignote_numpy_dgemm")
+_ROUTINES = ("sgemm", "dgemm", "sgemv", "dgemv")
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
 
+def _ours(routine: str) -> str:
+    """The name the generated IR calls for NumPy's ``cblas_<routine>``."""
+    return f"arignote_numpy_{routine}"
+
+
 def _register() -> int:
-    """Register NumPy's ``cblas_?gemm`` under :data:`GEMM_NAMES`; their integers' bits, or 0
-    where none of :data:`SYMBOLS` is there."""
+    """Register NumPy's CBLAS routines under :func:`_ours` names; their integers' bits, or 0
+    where no naming of :data:`SYMBOLS` has them all."""
     try:
         lib = ctypes.CDLL(np._core._multiarray_umath.__file__)
     except (OSError, AttributeError):
         return 0
-    for s_name, d_name, bits in SYMBOLS:
-        s_fn, d_fn = getattr(lib, s_name, None), getattr(lib, d_name, None)
-        if s_fn is not None and d_fn is not None:
-            for ours, fn in zip(GEMM_NAMES, (s_fn, d_fn)):
-                llvm.add_symbol(ours, ctypes.cast(fn, ctypes.c_void_p).value)
+    for prefix, suffix, bits in SYMBOLS:
+        found = [getattr(lib, f"{prefix}cblas_{r}{suffix}", None) for r in _ROUTINES]
+        if all(fn is not None for fn in found):
+            for routine, fn in zip(_ROUTINES, found):
+                llvm.add_symbol(_ours(routine), ctypes.cast(fn, ctypes.c_void_p).value)
             return bits
     return 0
 
 
 _BITS = _register()
-#: whether NumPy's BLAS was found (else :func:`matmul` is Numba's ``np.dot``)
+#: whether NumPy's BLAS was found (else :func:`matmul` and :func:`matvec` are ``np.dot``)
 FOUND = _BITS != 0
+
+
+def _cblas(builder: ir.IRBuilder, routine: str, args: list[tuple[str, ir.Value]]) -> None:
+    """Call NumPy's ``cblas_<routine>`` with ``args``, each (kind, value): ``"enum"`` (an
+    int32), ``"int"`` (an intp, made the library's integer), ``"float"`` (a constant of the
+    routine's float type) or ``"ptr"`` (an array's data)."""
+    fty = ir.FloatType() if routine[0] == "s" else ir.DoubleType()
+    ity = ir.IntType(_BITS or 64)
+    types_ = {"enum": ir.IntType(32), "int": ity, "float": fty, "ptr": fty.as_pointer()}
+    fnty = ir.FunctionType(ir.VoidType(), [types_[kind] for kind, _ in args])
+    fn = cgutils.get_or_insert_function(builder.module, fnty, _ours(routine))
+    values = []
+    for kind, v in args:
+        if kind == "int" and ity.width < 64:
+            v = builder.trunc(v, ity)
+        elif kind == "ptr":
+            v = builder.bitcast(v, types_["ptr"])
+        values.append(v)
+    builder.call(fn, values)
+
+
+def _floats(c: types.Type) -> str | None:
+    """``"s"`` or ``"d"`` for an array of float32 or float64, else None."""
+    if isinstance(c, types.Array) and c.dtype in (types.float32, types.float64):
+        return "s" if c.dtype == types.float32 else "d"
+    return None
 
 
 @intrinsic
 def _gemm(typingctx: object, ta: types.Type, tb: types.Type, m: types.Type, n: types.Type, k: types.Type,
           a: types.Type, lda: types.Type, b: types.Type, ldb: types.Type, c: types.Type) -> tuple:  # fmt: skip
     """``C = A @ B`` (row-major; ``ta``/``tb`` 111 or 112: each operand as it is or
-    transposed) by NumPy's ``cblas_?gemm`` with ``alpha = 1``, ``beta = 0``; ``a``, ``b``,
-    ``c`` the arrays, ``ldc = n``."""
-    if not isinstance(c, types.Array) or c.dtype not in (types.float32, types.float64):
+    transposed) by NumPy's ``cblas_?gemm`` with ``alpha = 1``, ``beta = 0``, ``ldc = n``."""
+    t = _floats(c)
+    if t is None:
         return None
     sig = types.void(
         types.int32, types.int32, types.intp, types.intp, types.intp, a, types.intp, b, types.intp, c
     )
-    single = c.dtype == types.float32
 
     def codegen(context: object, builder: ir.IRBuilder, signature: object, args: list) -> None:
         ta_, tb_, m_, n_, k_, a_, lda_, b_, ldb_, c_ = args
-        fty = ir.FloatType() if single else ir.DoubleType()
-        ity = ir.IntType(_BITS or 64)
-        i32 = ir.IntType(32)
-        ptr = fty.as_pointer()
-        fnty = ir.FunctionType(
-            ir.VoidType(), [i32, i32, i32, ity, ity, ity, fty, ptr, ity, ptr, ity, fty, ptr, ity]
-        )
-        fn = cgutils.get_or_insert_function(builder.module, fnty, GEMM_NAMES[0 if single else 1])
+        arrays = signature.args
 
-        def data(ary_type: types.Array, value: ir.Value) -> ir.Value:
-            return context.make_array(ary_type)(context, builder, value).data
+        def data(i: int, v: ir.Value) -> ir.Value:
+            return context.make_array(arrays[i])(context, builder, v).data
 
-        def as_int(v: ir.Value) -> ir.Value:
-            return builder.trunc(v, ity) if ity.width < 64 else v
-
-        one, zero = ir.Constant(fty, 1.0), ir.Constant(fty, 0.0)
-        builder.call(
-            fn,
-            [
-                ir.Constant(i32, _ROW_MAJOR), ta_, tb_, as_int(m_), as_int(n_), as_int(k_),
-                one, data(signature.args[5], a_), as_int(lda_), data(signature.args[7], b_), as_int(ldb_),
-                zero, data(signature.args[9], c_), as_int(n_),
-            ],
-        )  # fmt: skip
+        _cblas(builder, t + "gemm", [
+            ("enum", ir.Constant(ir.IntType(32), _ROW_MAJOR)), ("enum", ta_), ("enum", tb_),
+            ("int", m_), ("int", n_), ("int", k_), ("float", ir.Constant(_ftype(t), 1.0)),
+            ("ptr", data(5, a_)), ("int", lda_), ("ptr", data(7, b_)), ("int", ldb_),
+            ("float", ir.Constant(_ftype(t), 0.0)), ("ptr", data(9, c_)), ("int", n_),
+        ])  # fmt: skip
 
     return sig, codegen
+
+
+@intrinsic
+def _gemv(typingctx: object, ta: types.Type, m: types.Type, n: types.Type, a: types.Type, lda: types.Type,
+          x: types.Type, y: types.Type) -> tuple:  # fmt: skip
+    """``y = A @ x`` (``A`` row-major ``m`` x ``n``; ``ta`` 112: ``A.T @ x``) by NumPy's
+    ``cblas_?gemv`` with ``alpha = 1``, ``beta = 0`` and unit strides."""
+    t = _floats(y)
+    if t is None:
+        return None
+    sig = types.void(types.int32, types.intp, types.intp, a, types.intp, x, y)
+
+    def codegen(context: object, builder: ir.IRBuilder, signature: object, args: list) -> None:
+        ta_, m_, n_, a_, lda_, x_, y_ = args
+        arrays = signature.args
+
+        def data(i: int, v: ir.Value) -> ir.Value:
+            return context.make_array(arrays[i])(context, builder, v).data
+
+        one = context.get_constant(types.intp, 1)
+        _cblas(builder, t + "gemv", [
+            ("enum", ir.Constant(ir.IntType(32), _ROW_MAJOR)), ("enum", ta_), ("int", m_), ("int", n_),
+            ("float", ir.Constant(_ftype(t), 1.0)), ("ptr", data(3, a_)), ("int", lda_),
+            ("ptr", data(5, x_)), ("int", one), ("float", ir.Constant(_ftype(t), 0.0)),
+            ("ptr", data(6, y_)), ("int", one),
+        ])  # fmt: skip
+
+    return sig, codegen
+
+
+def _ftype(t: str) -> ir.Type:
+    return ir.FloatType() if t == "s" else ir.DoubleType()
 
 
 @numba.njit(nogil=True)
@@ -158,8 +209,31 @@ if FOUND:
         )
         return out
 
+    @numba.njit(nogil=True)
+    def matvec(a, x):  # type: ignore[no-untyped-def]
+        m, k = a.shape
+        out = empty(m, a.dtype)
+        if m == 0:
+            return out
+        if k == 0:
+            out[:] = 0
+            return out
+        a, ta, lda = _layout(a)
+        if x.strides[0] != x.itemsize:
+            x = np.ascontiguousarray(x)
+        # (a transposed layout: A is the row-major k x m matrix A.T, read transposed)
+        if ta:
+            _gemv(np.int32(_TRANS), k, m, a, lda, x, out)
+        else:
+            _gemv(np.int32(_NO_TRANS), m, k, a, lda, x, out)
+        return out
+
 else:
 
     @numba.njit(nogil=True)
     def matmul(a, b):  # type: ignore[no-untyped-def]
         return np.dot(a, b)
+
+    @numba.njit(nogil=True)
+    def matvec(a, x):  # type: ignore[no-untyped-def]
+        return np.dot(a, x)

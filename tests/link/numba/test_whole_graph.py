@@ -660,31 +660,35 @@ def test_whole_graph_arrays_are_allocated_on_huge_pages():
 
 
 def test_matrix_products_run_in_numpys_blas():
-    """A whole-graph function's matrix-matrix products call NumPy's BLAS library (one thread
-    pool with tier 1 and the user's NumPy code), in every layout and size, as ``np.dot``."""
+    """A whole-graph function's matrix products call NumPy's BLAS library (one thread pool
+    with tier 1 and the user's NumPy code), in every layout and size, as ``np.dot``."""
     numpy_blas = pytest.importorskip("arignote.link.numba.numpy_blas")  # (imports Numba)
     assert numpy_blas.FOUND  # (NumPy's wheels: scipy-openblas64; a system CBLAS elsewhere)
     A, B = pt.matrices("A", "B")
-    f = arignote.function([A, B], [A.dot(B), A.dot(B) * 2 + A.dot(B.T.dot(B))], mode="NUMBA")
+    v, w = pt.vectors("v", "w")
+    outs = [A.dot(B), A.dot(B) * 2 + A.dot(B.T.dot(B)), A.dot(v), w.dot(A)]
+    f = arignote.function([A, B, v, w], outs, mode="NUMBA")
     source = plan_graph(f.vm.fgraph).source
     assert "from arignote.link.numba.numpy_blas import matmul as _arignote_matmul" in source
+    assert "from arignote.link.numba.numpy_blas import matvec as _arignote_matvec" in source
     assert "np.dot(" not in source
     rng = np.random.default_rng(5)
+    a, b, x, y = rng.normal(size=(6, 4)), rng.normal(size=(4, 4)), rng.normal(size=4), rng.normal(size=6)
+    for got, want in zip(f(a, b, x, y), [a @ b, (a @ b) * 2 + a @ (b.T @ b), a @ x, y @ a]):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
 
     @numba.njit
-    def product(a, b):
-        return numpy_blas.matmul(a, b)
+    def products(a, b, x, y):
+        return numpy_blas.matmul(a, b), numpy_blas.matvec(a, x), numpy_blas.matvec(a.T, y)
 
-    for dtype, rtol in (("float64", 1e-12), ("float32", 1e-5)):
+    for dtype, tol in (("float64", 1e-12), ("float32", 1e-3)):
         for m, k, n in ((3, 4, 5), (64, 200, 70), (1, 7, 1), (0, 3, 4), (3, 0, 4), (5, 1, 6)):
             a = rng.normal(size=(m, k)).astype(dtype)
             b = rng.normal(size=(k, n)).astype(dtype)
+            x, y = rng.normal(size=2 * k).astype(dtype)[::2], rng.normal(size=m).astype(dtype)
             strided = rng.normal(size=(m, 2 * k)).astype(dtype)[:, ::2]
-            for x, y in ((a, b), (np.asfortranarray(a), b), (a, np.asfortranarray(b)), (strided, b)):
-                got = product(x, y)
-                assert got.dtype == dtype and got.shape == (m, n) and got.flags.c_contiguous
-                np.testing.assert_allclose(got, x @ y, rtol=rtol, atol=rtol)
-    a, b = rng.normal(size=(6, 4)), rng.normal(size=(4, 4))
-    got = f(a, b)
-    np.testing.assert_allclose(got[0], a @ b, rtol=1e-12)
-    np.testing.assert_allclose(got[1], (a @ b) * 2 + a @ (b.T @ b), rtol=1e-12)
+            for p, q in ((a, b), (np.asfortranarray(a), b), (a, np.asfortranarray(b)), (strided, b)):
+                got = products(p, q, x, y)
+                for g, want in zip(got, (p @ q, p @ x, y @ p)):
+                    assert g.dtype == dtype and g.shape == want.shape and g.flags.c_contiguous
+                    np.testing.assert_allclose(g, want, rtol=tol, atol=tol)

@@ -1,10 +1,9 @@
 """Numba functions of :mod:`arignote.tensor.products` (``Dot``) and
 :mod:`arignote.tensor.gemm` (``Gemv``, ``Gemm``: ``beta * target + alpha * dot``).
 
-Float operands of the output's dtype go to BLAS: two matrices through
-:func:`arignote.link.numba.numpy_blas.matmul` (NumPy's BLAS library, whose thread pool tier 1
-and the user's NumPy code use too), a matrix and a vector through Numba's ``np.dot``
-(SciPy's); other dtypes (integers, mixed) are a plain loop in the output's dtype. Inner
+Float operands of the output's dtype go to BLAS: two matrices, or a matrix and a vector,
+through :mod:`arignote.link.numba.numpy_blas` (NumPy's BLAS library, whose thread pool tier 1
+and the user's NumPy code use too); other dtypes (integers, mixed) are a plain loop in the output's dtype. Inner
 lengths that differ raise, as the reference VM does.
 """
 
@@ -33,21 +32,26 @@ _CHECK = (
 )
 
 
-#: the generated code's name of :func:`arignote.link.numba.numpy_blas.matmul`
-MATMUL_NAME = "_arignote_matmul"
+#: the generated code's names of :func:`arignote.link.numba.numpy_blas.matmul` and ``matvec``
+BLAS_NAMES = {"matmul": "_arignote_matmul", "matvec": "_arignote_matvec"}
 
 
 @functools.cache
-def _matmul_import() -> str:
-    # (the hash of the modules compiled into the caller: a change there changes its key)
+def _blas_digest() -> str:
+    # (the modules compiled into the caller: a change there changes its key)
     here = Path(__file__).resolve().parents[1]
-    digest = hashlib.sha256(b"".join((here / f).read_bytes() for f in ("numpy_blas.py", "hugepages.py")))
-    return f"from arignote.link.numba.numpy_blas import matmul as {MATMUL_NAME}  # numpy_blas {digest.hexdigest()[:16]}"
+    return hashlib.sha256(
+        b"".join((here / f).read_bytes() for f in ("numpy_blas.py", "hugepages.py"))
+    ).hexdigest()[:16]
 
 
 def _helpers(lines: list[str]) -> tuple[str, ...]:
     """The import lines the statements ``lines`` need."""
-    return (_matmul_import(),) if any(f"{MATMUL_NAME}(" in line for line in lines) else ()
+    return tuple(
+        f"from arignote.link.numba.numpy_blas import {fn} as {name}  # numpy_blas {_blas_digest()}"
+        for fn, name in BLAS_NAMES.items()
+        if any(f"{name}(" in line for line in lines)
+    )
 
 
 def _dot_lines(a: str, b: str, nda: int, ndb: int, odt: str, blas: bool, result: str) -> list[str]:
@@ -55,9 +59,11 @@ def _dot_lines(a: str, b: str, nda: int, ndb: int, odt: str, blas: bool, result:
     vectors are a loop, not BLAS: it is bound by memory either way, and a threaded BLAS on a
     busy machine can cost a thousand times more (measured: 14 ms for 80,000 elements)."""
     if blas and nda == ndb == 2:
-        return [f"    {result} = {MATMUL_NAME}({a}, {b})"]
-    if blas and not nda == ndb == 1:
-        return [f"    {result} = np.dot({a}, {b})"]
+        return [f"    {result} = {BLAS_NAMES['matmul']}({a}, {b})"]
+    if blas and nda == 2 and ndb == 1:
+        return [f"    {result} = {BLAS_NAMES['matvec']}({a}, {b})"]
+    if blas and nda == 1 and ndb == 2:
+        return [f"    {result} = {BLAS_NAMES['matvec']}({b}.T, {a})"]
     cast = nb_dtype(odt)
     if nda == 1 and ndb == 1:
         return [
@@ -147,7 +153,7 @@ def _gemv(op: Gemv, node: Apply) -> NumbaImpl:
         _CHECK.format(a="t", da=0, b="a", db=0, what="Gemv").rstrip("\n"),
     ]
     lines += _dot_lines("a", "b", 2, 1, odt, _blas(node, [A, x]), "p")
-    return NumbaImpl("\n".join(lines + _update_lines(odt, 1)) + "\n")
+    return NumbaImpl("\n".join(lines + _update_lines(odt, 1)) + "\n", (), _helpers(lines))
 
 
 @numba_funcify.register(Gemm)

@@ -204,6 +204,16 @@ class _Timed:
         return _median_ms(self.fn, self.calls)
 
 
+def _symbolic(case: str, tensor: Any, grad: Callable) -> tuple[list, Any, list]:
+    """(inputs, outputs, input values) of a case built with a symbolic library (``tensor``:
+    ``arignote.tensor`` or ``pytensor.tensor``, ``grad`` its ``grad``)."""
+    if case in MODEL_CASES:
+        return models.symbolic_model(case, tensor, grad)
+    data = _inputs(case)
+    syms = {k: (tensor.vector(k) if v.ndim == 1 else tensor.matrix(k)) for k, v in data.items()}
+    return list(syms.values()), _expr(case, tensor, tensor.special, **syms), [data[k] for k in syms]
+
+
 def prepare_arignote(cases: list[str], calls: int) -> dict[str, dict[str, _Timed]]:
     """arignote's calls of each case in each mode, compiled and settled (FAST_RUN: its
     background kernels compiled and the whole-graph trial over), and NumPy's."""
@@ -216,20 +226,14 @@ def prepare_arignote(cases: list[str], calls: int) -> dict[str, dict[str, _Timed
     out: dict[str, dict[str, _Timed]] = {}
     for case in cases:
         modes: dict[str, Any] = {"tier 1": Mode(NumbaLinker(jit="never"), "fast_run")}
+        ins, outs, args = _symbolic(case, pt, arignote.grad)
         if case in MODEL_CASES:
-            ins, outs, args = models.symbolic_model(case, pt, arignote.grad)
             if numba_available():
                 modes["NUMBA (whole graph)"] = "NUMBA"
                 modes["FAST_RUN settled"] = Mode(NumbaLinker(jit="background"), "fast_run")
             numpy_fn = _numpy_model(case)
         else:
-            data = _inputs(case)
-            syms = {k: (pt.vector(k) if v.ndim == 1 else pt.matrix(k)) for k, v in data.items()}
-            ins, outs, args = (
-                list(syms.values()),
-                _expr(case, pt, pt.special, **syms),
-                [data[k] for k in syms],
-            )
+            data = {v.name: a for v, a in zip(ins, args)}  # (NumPy computes on the same arrays)
             if numba_available():
                 modes["tier 2 forced"] = "NUMBA_KERNELS"
                 modes["NUMBA (whole graph)"] = "NUMBA"
@@ -262,16 +266,7 @@ def _peer_calls(case: str, calls: int) -> dict[str, _Timed]:
         import pytensor
         import pytensor.tensor as ptt
 
-        if case in MODEL_CASES:
-            ins, outs, args = models.symbolic_model(case, ptt, pytensor.grad)
-        else:
-            data = _inputs(case)
-            syms = {k: (ptt.vector(k) if v.ndim == 1 else ptt.matrix(k)) for k, v in data.items()}
-            ins, outs, args = (
-                list(syms.values()),
-                _expr(case, ptt, ptt.special, **syms),
-                [data[k] for k in syms],
-            )
+        ins, outs, args = _symbolic(case, ptt, pytensor.grad)
         f = pytensor.function(ins, outs)
         f(*args)
         out["pytensor (numba)"] = _Timed(case, lambda f=f, a=args: f(*a), calls)

@@ -155,6 +155,10 @@ class WholeGraph:
         """Write the graph's function; False (and :attr:`reason`) when a node has none."""
         if self.plan is not None:
             return True
+        if not self.nodes:  # (a graph of no node: its outputs are its inputs or constants)
+            self.reason = "the graph has no node to compile"
+            self.state = "tier 1 (nothing to compile)"
+            return False
         try:
             self.plan = plan_graph(self.fgraph, self.nodes)
         except NoNumbaImpl as err:

@@ -692,3 +692,15 @@ def test_matrix_products_run_in_numpys_blas():
                 for g, want in zip(got, (p @ q, p @ x, y @ p)):
                     assert g.dtype == dtype and g.shape == want.shape and g.flags.c_contiguous
                     np.testing.assert_allclose(g, want, rtol=tol, atol=tol)
+
+
+def test_a_graph_of_no_node_stays_on_tier_1():
+    """Nothing to compile: no outputs at all, or outputs that are inputs and constants."""
+    f = arignote.function([], [], mode="NUMBA")
+    assert f() == [] and f.vm.whole.state == "tier 1 (nothing to compile)"
+    x = pt.dvector("x")
+    g = arignote.function([x], [x, pt.constant(2.0)], mode="NUMBA")
+    got = g(np.arange(3.0))
+    np.testing.assert_array_equal(got[0], np.arange(3.0))
+    np.testing.assert_array_equal(got[1], 2.0)
+    assert g.vm.whole.state == "tier 1 (nothing to compile)"

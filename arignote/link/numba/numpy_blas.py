@@ -31,6 +31,7 @@ This module imports Numba: only generated modules import it.
 from __future__ import annotations
 
 import ctypes
+from typing import Any
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
@@ -84,7 +85,7 @@ def _cblas(builder: ir.IRBuilder, routine: str, args: list[tuple[str, ir.Value]]
     """Call NumPy's ``cblas_<routine>`` with ``args``, each (kind, value): ``"enum"`` (an
     int32), ``"int"`` (an intp, made the library's integer), ``"float"`` (a constant of the
     routine's float type) or ``"ptr"`` (an array's data)."""
-    fty = ir.FloatType() if routine[0] == "s" else ir.DoubleType()
+    fty = _ftype(routine[0])
     ity = ir.IntType(_BITS or 64)
     types_ = {"enum": ir.IntType(32), "int": ity, "float": fty, "ptr": fty.as_pointer()}
     fnty = ir.FunctionType(ir.VoidType(), [types_[kind] for kind, _ in args])
@@ -97,6 +98,16 @@ def _cblas(builder: ir.IRBuilder, routine: str, args: list[tuple[str, ir.Value]]
             v = builder.bitcast(v, types_["ptr"])
         values.append(v)
     builder.call(fn, values)
+
+
+def _ftype(t: str) -> ir.Type:
+    """The LLVM float type of ``"s"`` or ``"d"``."""
+    return ir.FloatType() if t == "s" else ir.DoubleType()
+
+
+def _data(context: Any, builder: ir.IRBuilder, ary_type: types.Array, value: ir.Value) -> ir.Value:
+    """The data pointer of an array value."""
+    return context.make_array(ary_type)(context, builder, value).data
 
 
 def _floats(c: types.Type) -> str | None:
@@ -120,10 +131,9 @@ def _gemm(typingctx: object, ta: types.Type, tb: types.Type, m: types.Type, n: t
 
     def codegen(context: object, builder: ir.IRBuilder, signature: object, args: list) -> None:
         ta_, tb_, m_, n_, k_, a_, lda_, b_, ldb_, c_ = args
-        arrays = signature.args
 
         def data(i: int, v: ir.Value) -> ir.Value:
-            return context.make_array(arrays[i])(context, builder, v).data
+            return _data(context, builder, signature.args[i], v)
 
         _cblas(builder, t + "gemm", [
             ("enum", ir.Constant(ir.IntType(32), _ROW_MAJOR)), ("enum", ta_), ("enum", tb_),
@@ -147,10 +157,9 @@ def _gemv(typingctx: object, ta: types.Type, m: types.Type, n: types.Type, a: ty
 
     def codegen(context: object, builder: ir.IRBuilder, signature: object, args: list) -> None:
         ta_, m_, n_, a_, lda_, x_, y_ = args
-        arrays = signature.args
 
         def data(i: int, v: ir.Value) -> ir.Value:
-            return context.make_array(arrays[i])(context, builder, v).data
+            return _data(context, builder, signature.args[i], v)
 
         one = context.get_constant(types.intp, 1)
         _cblas(builder, t + "gemv", [
@@ -161,10 +170,6 @@ def _gemv(typingctx: object, ta: types.Type, m: types.Type, n: types.Type, a: ty
         ])  # fmt: skip
 
     return sig, codegen
-
-
-def _ftype(t: str) -> ir.Type:
-    return ir.FloatType() if t == "s" else ir.DoubleType()
 
 
 @numba.njit(nogil=True)

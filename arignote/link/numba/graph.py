@@ -40,12 +40,10 @@ A graph with a node that has no Numba implementation (or a non-tensor input) rai
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import keyword
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -55,6 +53,7 @@ from arignote.graph.fg import FunctionGraph
 from arignote.link.numba.dispatch import NoNumbaImpl, numba_funcify
 from arignote.link.numba.dispatch.basic import SUPPORTED_DTYPES, nb_dtype, ndim_of
 from arignote.link.numba.dispatch.elemwise import elemwise_reducing, fusable_reduction
+from arignote.link.numba.scalar_math import helper_import
 from arignote.scalar.composite import Composite
 from arignote.scalar.type import ScalarType
 from arignote.tensor.elemwise import Elemwise
@@ -344,20 +343,14 @@ def inner_function(fgraph: FunctionGraph) -> InnerFunction:
 EMPTY_NAME = "_arignote_empty"
 
 
-@functools.cache
-def _hugepages_import() -> str:
-    # (the module's hash in the line: a change there changes every whole-graph key)
-    digest = hashlib.sha256(Path(__file__).with_name("hugepages.py").read_bytes()).hexdigest()[:16]
-    return f"from arignote.link.numba.hugepages import empty as {EMPTY_NAME}  # hugepages {digest}"
-
-
 def _on_huge_pages(source: str) -> str:
     """``source`` with its arrays allocated by :func:`arignote.link.numba.hugepages.empty`
     (``np.empty`` advised onto transparent huge pages from 4 MiB, as NumPy's arrays are)."""
     if "np.empty(" not in source:
         return source
     head, sep, rest = source.partition("import numpy as np\n")
-    return f"{head}{sep}{_hugepages_import()}\n{rest.replace('np.empty(', EMPTY_NAME + '(')}"
+    line = helper_import("hugepages", "empty", EMPTY_NAME)
+    return f"{head}{sep}{line}\n{rest.replace('np.empty(', EMPTY_NAME + '(')}"
 
 
 def plan_graph(fgraph: FunctionGraph, nodes: list[Apply] | None = None) -> GraphPlan:

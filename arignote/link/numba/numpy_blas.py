@@ -15,13 +15,12 @@ module (:data:`SYMBOLS`: OpenBLAS as NumPy's wheels bundle it, with 64-bit integ
 system CBLAS); :func:`matvec` is ``np.dot`` of a matrix and a vector (``cblas_?gemv``), and
 ``np.dot(x, B)`` is ``matvec(B.T, x)``. Their addresses are registered with LLVM under names
 of ours (``arignote_numpy_sgemm`` and so on), which the functions' IR calls, when this module
-is imported: before Numba loads a cached function that calls them. The result is a new C-contiguous array (on huge
-pages from 4 MiB, :mod:`arignote.link.numba.hugepages`); a matrix that is neither C- nor
-F-contiguous is copied first (BLAS reads either layout as it is), a vector whose elements are
-not adjacent too. :data:`FOUND` says whether
-the library was found; where it was not, :func:`matmul` and :func:`matvec` are Numba's
-``np.dot``. NumPy's BLAS
-build is part of every compiled function's cache key
+is imported: before Numba loads a cached function that calls them. The result is a new
+C-contiguous array (on huge pages from 4 MiB, :mod:`arignote.link.numba.hugepages`); a
+matrix that is neither C- nor F-contiguous is copied first (BLAS reads either layout as it
+is), a vector whose elements are not adjacent too. :data:`FOUND` says whether the library
+was found; where it was not, :func:`matmul` and :func:`matvec` are Numba's ``np.dot``.
+NumPy's BLAS build is part of every compiled function's cache key
 (:func:`arignote.link.numba.cache.environment_key`), so a function compiled against one
 library is never loaded where another one is.
 

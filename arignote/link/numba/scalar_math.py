@@ -42,6 +42,7 @@ __all__ = [
     "TANH_NAME",
     "TRIG_BEYOND_NAME",
     "VECMATH_NAMES",
+    "helper_import",
     "helpers_for",
     "libm_where_long",
     "trig_guard",
@@ -59,13 +60,26 @@ VECMATH_NAMES = {
 TRIG_BEYOND_NAME = VECMATH_NAMES["trig_beyond"]
 
 
+#: the files whose code each module of generated-code helpers compiles into its callers
+_HELPER_FILES = {
+    "vecmath": ("vecmath.py",),
+    "hugepages": ("hugepages.py",),
+    "numpy_blas": ("numpy_blas.py", "hugepages.py"),
+}
+
+
 @functools.cache
-def _vecmath_hash() -> str:
-    return hashlib.sha256(Path(__file__).with_name("vecmath.py").read_bytes()).hexdigest()[:16]
+def _helper_hash(module: str) -> str:
+    here = Path(__file__).parent
+    return hashlib.sha256(b"".join((here / f).read_bytes() for f in _HELPER_FILES[module])).hexdigest()[:16]
 
 
-def _vecmath_import(fn: str, name: str) -> str:
-    return f"from arignote.link.numba.vecmath import {fn} as {name}  # vecmath {_vecmath_hash()}"
+def helper_import(module: str, fn: str, name: str) -> str:
+    """The line of a generated source importing ``fn`` of ``arignote.link.numba.<module>``
+    (:data:`_HELPER_FILES`) as ``name``, with a hash of the code that module compiles into
+    its callers: Numba's cache of a caller does not notice a change there, the source's key
+    then does."""
+    return f"from arignote.link.numba.{module} import {fn} as {name}  # {module} {_helper_hash(module)}"
 
 
 def trig_guard(arg: str) -> str:
@@ -114,7 +128,7 @@ def helpers_for(source: str) -> list[str]:
     """The definitions of the functions of this module that ``source`` calls, in order (for
     the vectorised math: import lines)."""
     out = [text for name, text in _ALL.items() if f"{name}(" in source]
-    out += [_vecmath_import(fn, name) for fn, name in VECMATH_NAMES.items() if f"{name}(" in source]
+    out += [helper_import("vecmath", fn, name) for fn, name in VECMATH_NAMES.items() if f"{name}(" in source]
     return out
 
 

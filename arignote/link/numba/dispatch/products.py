@@ -3,15 +3,11 @@
 
 Float operands of the output's dtype go to BLAS: two matrices, or a matrix and a vector,
 through :mod:`arignote.link.numba.numpy_blas` (NumPy's BLAS library, whose thread pool tier 1
-and the user's NumPy code use too); other dtypes (integers, mixed) are a plain loop in the output's dtype. Inner
-lengths that differ raise, as the reference VM does.
+and the user's NumPy code use too); other dtypes (integers, mixed) are a plain loop in the
+output's dtype. Inner lengths that differ raise, as the reference VM does.
 """
 
 from __future__ import annotations
-
-import functools
-import hashlib
-from pathlib import Path
 
 from arignote.graph.basic import Apply
 from arignote.link.numba.dispatch.basic import (
@@ -22,6 +18,7 @@ from arignote.link.numba.dispatch.basic import (
     nb_dtype,
     numba_funcify,
 )
+from arignote.link.numba.scalar_math import helper_import
 from arignote.tensor.gemm import Gemm, Gemv
 from arignote.tensor.products import Dot
 
@@ -36,19 +33,10 @@ _CHECK = (
 BLAS_NAMES = {"matmul": "_arignote_matmul", "matvec": "_arignote_matvec"}
 
 
-@functools.cache
-def _blas_digest() -> str:
-    # (the modules compiled into the caller: a change there changes its key)
-    here = Path(__file__).resolve().parents[1]
-    return hashlib.sha256(
-        b"".join((here / f).read_bytes() for f in ("numpy_blas.py", "hugepages.py"))
-    ).hexdigest()[:16]
-
-
 def _helpers(lines: list[str]) -> tuple[str, ...]:
     """The import lines the statements ``lines`` need."""
     return tuple(
-        f"from arignote.link.numba.numpy_blas import {fn} as {name}  # numpy_blas {_blas_digest()}"
+        helper_import("numpy_blas", fn, name)
         for fn, name in BLAS_NAMES.items()
         if any(f"{name}(" in line for line in lines)
     )

@@ -7,6 +7,7 @@ entry), a *structured* one must be zero there.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,9 +17,11 @@ import scipy.sparse as sp
 import arignote
 from arignote.compile.mode import Mode
 
+HAS_JAX = importlib.util.find_spec("jax") is not None
+
 #: the modes every compiled result is compared across: FAST_RUN, FAST_COMPILE, the
-#: reference VM without rewrites
-MODES = ("FAST_RUN", "FAST_COMPILE", Mode(linker="vm", optimizer=None))
+#: reference VM without rewrites, and the JAX backend where JAX is installed
+MODES = ("FAST_RUN", "FAST_COMPILE", Mode(linker="vm", optimizer=None), *(("JAX",) if HAS_JAX else ()))
 
 
 def random_sparse(

@@ -61,7 +61,9 @@ from arignote.graph.shared import SharedVariable
 from arignote.graph.utils import MetaObject
 from arignote.link.jax.dispatch.graph import JAXNodeError, funcify_fgraph
 from arignote.link.jax.dispatch.random import generator_to_key, key_to_generator
+from arignote.link.jax.dispatch.sparse.values import to_bcoo, to_scipy
 from arignote.scalar.type import ScalarType
+from arignote.sparse.type import SparseTensorType
 from arignote.tensor.random.type import RandomGeneratorType
 from arignote.tensor.type import TensorType
 
@@ -138,6 +140,8 @@ def _output_converter(var: Variable, device_outputs: bool) -> Callable[[Any], An
     vtype = var.type
     if isinstance(vtype, RandomGeneratorType):
         return key_to_generator
+    if isinstance(vtype, SparseTensorType):  # a BCOO inside: a SciPy matrix of the Type's format
+        return lambda v: to_scipy(v, vtype.format, vtype.dtype)
     if device_outputs:
         return None
     if isinstance(vtype, ScalarType):
@@ -149,6 +153,8 @@ def _input_kind(var: Variable) -> str:
     vtype = var.type
     if isinstance(vtype, RandomGeneratorType):
         return "rng"
+    if isinstance(vtype, SparseTensorType):
+        return "sparse"
     if isinstance(vtype, TensorType | ScalarType):
         return "array"
     return "static"  # a slice, None, a Python object: part of the compiled function's key
@@ -182,7 +188,8 @@ class JAXRunner:
         self.shared = [isinstance(v, SharedVariable) for v in fgraph.inputs]
         # outputs that become a shared variable's next value stay on the device
         updates = getattr(fgraph, "update_mapping", None) or {}
-        keep = {o for o, i in updates.items() if self.shared[i]}
+        # (a sparse variable's next value comes back as a SciPy matrix: its Type has the format)
+        keep = {o for o, i in updates.items() if self.shared[i] and self.kinds[i] != "sparse"}
         # shared arrays that an update replaces: their buffers are donated to the compiled
         # function (see the module's doc), {input index: index of its update output}
         self.donations = {i: o for o, i in updates.items() if self.shared[i] and self.kinds[i] == "array"}
@@ -195,7 +202,7 @@ class JAXRunner:
         self.host_outputs = tuple(
             k
             for k, (c, v) in enumerate(zip(self.converters, fgraph.outputs))
-            if c is not None and not isinstance(v.type, RandomGeneratorType)
+            if c is not None and not isinstance(v.type, RandomGeneratorType | SparseTensorType)
         )
         # integer scalars that may have to be static arguments (a length, a count)
         self.static_candidates = tuple(
@@ -280,6 +287,14 @@ class JAXRunner:
             if self.kinds[k] == "rng":
                 if isinstance(value, np.random.Generator):
                     args[k] = generator_to_key(value)
+            elif self.kinds[k] == "sparse":  # a SciPy matrix: its BCOO (cached for a shared one)
+                hit = cache.get(k)
+                if hit is not None and hit[0] is value:
+                    args[k] = hit[1]
+                else:
+                    args[k] = to_bcoo(value)
+                    if self.shared[k]:
+                        cache[k] = (value, args[k])
             elif k in static:
                 args[k] = value.item() if hasattr(value, "item") else value
             elif isinstance(value, np.ndarray | np.generic):  # a shared variable's
@@ -300,7 +315,7 @@ class JAXRunner:
         self._special = tuple(
             k
             for k, kind in enumerate(self.kinds)
-            if kind == "rng" or k in self.static_argnums or self.shared[k]
+            if kind in ("rng", "sparse") or k in self.static_argnums or self.shared[k]
         )
         self._plain = not self._special
 

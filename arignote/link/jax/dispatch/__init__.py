@@ -28,6 +28,7 @@ from arignote.link.jax.dispatch import (  # noqa: F401  (imported for their regi
     slices,
     slinalg,
     sort,
+    sparse,
     special,
     subtensor,
     tensor_basic,

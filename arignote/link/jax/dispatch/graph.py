@@ -35,6 +35,7 @@ from arignote.ifelse import IfElse
 from arignote.link.jax.dispatch.basic import jax_funcify
 from arignote.link.jax.dispatch.branches import Location, branch_locations
 from arignote.link.jax.dispatch.ifelse import choose
+from arignote.link.jax.dispatch.sparse.values import is_sparse, to_bcoo
 from arignote.tensor.alloc import Alloc
 
 __all__ = ["JAXNodeError", "funcify_fgraph", "host_computed", "node_label"]
@@ -76,6 +77,8 @@ def _host_able(node: Apply) -> bool:
     op = node.op
     if has_own_thunk(op) or isinstance(op, HasInnerGraph) or getattr(op, "destroy_map", None):
         return False
+    if any(is_sparse(o) for o in node.outputs):  # a BCOO inside the program, not SciPy's
+        return False
     return all(type(getattr(o.type, "dtype", None)) is str for o in node.outputs) and bool(node.inputs)
 
 
@@ -100,11 +103,11 @@ def host_computed(node: Apply, values: list) -> list | None:
 
 def _constant_value(var: Constant) -> Any:
     """A constant's value as the traced function uses it: NumPy data stay NumPy (JAX takes
-    them as compile-time constants); other values (a slice, None) as they are."""
-    data = var.data
-    if isinstance(data, np.ndarray | np.generic):
-        return data
-    return data
+    them as compile-time constants), a SciPy matrix becomes a BCOO of NumPy parts; other
+    values (a slice, None) as they are."""
+    if is_sparse(var):
+        return to_bcoo(var.data)
+    return var.data
 
 
 def funcify_fgraph(

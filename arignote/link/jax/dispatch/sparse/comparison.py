@@ -1,0 +1,1 @@
+"""JAX functions of the Ops of :mod:`arignote.sparse.comparison` (on BCOO values: see ``values``)."""

@@ -26,6 +26,7 @@ from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
+import scipy.sparse as scipy_sparse
 
 from arignote.compile.mode import get_mode
 from arignote.graph.basic import Constant, Variable
@@ -34,6 +35,7 @@ from arignote.graph.shared import SharedVariable
 from arignote.graph.traversal import graph_inputs
 from arignote.link.jax.dispatch.graph import funcify_fgraph
 from arignote.link.jax.dispatch.random import generator_to_key
+from arignote.link.jax.dispatch.sparse.values import BCOO, to_bcoo
 
 __all__ = ["jax_function"]
 
@@ -52,7 +54,10 @@ def jax_function(
 
     Shared variables that ``inputs`` leave out are constants of the function, with the
     values they hold now (a shared generator, its key now: list it in ``inputs`` to
-    thread a key yourself). A generator input takes a JAX key.
+    thread a key yourself). A generator input takes a JAX key. A sparse input takes a
+    ``jax.experimental.sparse.BCOO`` (a SciPy matrix is converted when the function is
+    called outside ``jax.jit``), and a sparse output is one: ``BCOO.todense()`` or
+    :func:`~arignote.link.jax.dispatch.sparse.values.to_scipy` read it.
     """
     if isinstance(outputs, FunctionGraph):
         if inputs is not None:
@@ -91,9 +96,12 @@ def jax_function(
     def arignote_graph(*args: Any) -> Any:
         if len(args) != n_in:
             raise TypeError(f"this function takes {n_in} input(s), got {len(args)}")
+        args = tuple(to_bcoo(a) if scipy_sparse.issparse(a) else a for a in args)
         outs = body(*args, *bound)
         outs = tuple(
-            jnp.asarray(o).astype(d) if d is not None and jnp.asarray(o).dtype != np.dtype(d) else o
+            o
+            if d is None or isinstance(o, BCOO) or jnp.asarray(o).dtype == np.dtype(d)
+            else jnp.asarray(o).astype(d)
             for o, d in zip(outs, dtypes)
         )
         return outs[0] if single else outs
@@ -107,4 +115,6 @@ def _shared_value(var: SharedVariable) -> Any:
     value = var.container.storage[0]
     if isinstance(value, np.random.Generator):
         return generator_to_key(value)
+    if scipy_sparse.issparse(value):
+        return to_bcoo(value)
     return value

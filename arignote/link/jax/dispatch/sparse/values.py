@@ -143,11 +143,15 @@ def parts(value: BCOO, format: str, exact: bool = True) -> tuple[Any, Any, Any]:
     rows, cols = coordinates(value)
     major, minor = (rows, cols) if format == "csr" else (cols, rows)
     n_major = value.shape[0] if format == "csr" else value.shape[1]
-    if not exact:
-        major = jnp.where(padding(value), n_major, major)
+    data = value.data
+    if not exact:  # padding: last, with a zero at index 0 (valid parts for SciPy too)
+        pad = padding(value)
+        major = jnp.where(pad, n_major, major)
+        minor = jnp.where(pad, 0, minor)
+        data = jnp.where(pad, jnp.zeros((), data.dtype), data)
     order = jnp.argsort(major, stable=True)
     indptr = jnp.searchsorted(major[order], jnp.arange(n_major + 1), side="left")
-    return value.data[order], minor[order].astype(INDEX_DTYPE), indptr.astype(INDEX_DTYPE)
+    return data[order], minor[order].astype(INDEX_DTYPE), indptr.astype(INDEX_DTYPE)
 
 
 def from_parts(data: Any, indices: Any, indptr: Any, shape: tuple[int, int], format: str) -> BCOO:

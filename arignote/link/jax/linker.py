@@ -9,7 +9,11 @@ first call (and again for inputs of new shapes or dtypes, as ``jax.jit`` does). 
   earlier call's update) is passed as it is, and a NumPy value of a shared variable is copied
   once and reused while the variable holds the same object;
 * converts a ``numpy.random.Generator`` to a JAX key (:func:`generator_to_key`: the same
-  generator state always gives the same key, so a seed gives reproducible draws);
+  generator state always gives the same key, so a seed gives reproducible draws), and a
+  SciPy sparse matrix to a ``BCOO`` (:mod:`~arignote.link.jax.dispatch.sparse.values`; a
+  shared variable's is cached while it holds the same matrix). Sparse outputs, and the
+  new values of sparse shared variables, come back as SciPy matrices of their Type's
+  format;
 * stores the outputs: NumPy arrays (read-only views of the device buffers where JAX allows it,
   zero-copy on CPU) unless the linker was made with ``device_outputs=True``; the new values of
   shared variables stay on the device (``get_value`` copies them back,

@@ -183,8 +183,14 @@ def exact(var: Variable) -> bool:
     """Whether the BCOO of ``var`` holds SciPy's stored entries one for one: an input or a
     constant, or the result of an Op declared with :func:`keeps_entries` of exact sparse
     inputs."""
-    if var.owner is None or isinstance(var, Constant):
-        return True
-    if not isinstance(var.owner.op, tuple(_KEEPS_ENTRIES)):
-        return False
-    return all(exact(v) for v in var.owner.inputs if is_sparse(v))
+    keeping = tuple(_KEEPS_ENTRIES)
+    todo, seen = [var], set()
+    while todo:  # (a loop, not recursion: a chain of sparse Ops may be long)
+        v = todo.pop()
+        if v.owner is None or isinstance(v, Constant) or v in seen:
+            continue
+        seen.add(v)
+        if not isinstance(v.owner.op, keeping):
+            return False
+        todo.extend(i for i in v.owner.inputs if is_sparse(i))
+    return True

@@ -93,8 +93,9 @@ def to_scipy(value: BCOO, format: str, dtype: str | None = None) -> Any:
 
 
 def dense(value: Any) -> Any:
-    """``value`` as a dense array (a BCOO densified, anything else as it is)."""
-    return value.todense() if isinstance(value, BCOO) else value
+    """``value`` as a dense JAX array (a BCOO densified; a NumPy constant becomes one, so that
+    traced indices can index it)."""
+    return value.todense() if isinstance(value, BCOO) else jnp.asarray(value)
 
 
 def coordinates(value: BCOO) -> tuple[Any, Any]:

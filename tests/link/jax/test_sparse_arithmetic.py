@@ -95,11 +95,6 @@ def test_duplicate_entries_of_a_sum_count_once(dtype: str = "float64") -> None:
             assert _stored(g).sum() == _stored(sp.csr_matrix(e)).sum(), k
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="CSM (construction.py) checks the indices of the padding tail past indptr[-1] that "
-    "csm_properties gives for a sum, and fails; drop this marker once it checks only indices[:indptr[-1]]",
-)
 def test_structured_function_of_a_sum_with_duplicates() -> None:
     """A structured function reads a sum's parts (duplicates summed, padding at the end) and
     rebuilds the matrix from them: SciPy's structure, each coordinate once."""

@@ -8,7 +8,9 @@ log1p(x * x)`` on 10**6 float64 values), ``reductions`` (sum, max and mean over 
 of a 1000x1000 matrix), ``softmax`` (row softmax of a 1000x1000 matrix), ``mlp_train``
 (one SGD step of a 784-256-10 tanh MLP with a softmax cross-entropy on a batch of 128:
 parameters are shared variables, updated on the device, and the hand-written step passes
-them through) and ``logistic`` (logp and gradient of a logistic regression, 10,000 x 20).
+them through), ``logistic`` (logp and gradient of a logistic regression, 10,000 x 20) and
+``sparse_logistic`` (the same model on a sparse 10,000 x 1,000 design matrix storing 1% of
+its entries, a constant).
 
 For each workload and implementation:
 
@@ -54,13 +56,25 @@ if REPO_ROOT not in sys.path:
 
 import jax
 import jax.numpy as jnp
+import scipy.sparse as scipy_sparse
+from jax.experimental import sparse as jsparse
 
 import arignote
 import arignote.tensor as pt
+from arignote import sparse
 from arignote.compile.mode import Mode, get_mode
 from arignote.link.jax import JAXLinker
 
-WORKLOADS = ("eight_schools", "hierarchical", "elementwise", "reductions", "softmax", "mlp_train", "logistic")
+WORKLOADS = (
+    "eight_schools",
+    "hierarchical",
+    "elementwise",
+    "reductions",
+    "softmax",
+    "mlp_train",
+    "logistic",
+    "sparse_logistic",
+)
 
 
 class Workload:
@@ -225,6 +239,32 @@ def logistic(quick: bool) -> Workload:
     return Workload("logistic", graph, hand, [np.zeros(k), np.array(0.0)])
 
 
+def sparse_logistic(quick: bool) -> Workload:
+    """The logistic regression on a sparse design matrix (1% of entries stored), a constant
+    of the graph: a BCOO constant inside both programs."""
+    n, k = (2000, 200) if quick else (10000, 1000)
+    rng = np.random.default_rng(6)
+    xs = scipy_sparse.random(n, k, density=0.01, format="csr", random_state=rng, data_rvs=rng.standard_normal)
+    xb = jsparse.BCOO.from_scipy_sparse(xs)
+    yv = (rng.uniform(size=n) < 0.5).astype("float64")
+
+    def logp_of(eta: Any, w: Any, softplus: Callable) -> Any:
+        return (yv * eta - softplus(eta)).sum() - 0.5 * (w**2).sum()
+
+    def graph() -> tuple:
+        w, b = pt.dvector("w"), pt.dscalar("b")
+        logp = logp_of(sparse.dot(sparse.as_sparse_variable(xs), w) + b, w, pt.softplus)
+        return [w, b], [logp, *arignote.grad(logp, [w, b])], None
+
+    def hand(w: Any, b: Any) -> Any:
+        value, grads = jax.value_and_grad(
+            lambda w, b: logp_of(xb @ w + b, w, jax.nn.softplus), argnums=(0, 1)
+        )(w, b)
+        return (value, *grads)
+
+    return Workload("sparse_logistic", graph, hand, [np.full(k, 0.01), np.array(0.0)])
+
+
 BUILDERS = {
     "eight_schools": eight_schools,
     "hierarchical": hierarchical,
@@ -233,6 +273,7 @@ BUILDERS = {
     "softmax": softmax,
     "mlp_train": mlp_train,
     "logistic": logistic,
+    "sparse_logistic": sparse_logistic,
 }
 
 

@@ -341,10 +341,12 @@ class JAXRunner:
             except _Undonatable as err:  # (raised while tracing: nothing was consumed)
                 del self.donations[err.index]
             except JAXNodeError as err:
-                if self._settled or not self.static_candidates or not _shape_error(err):
+                # the graph needs concrete values of integer inputs (a length): make them
+                # static, once (when they already are, the error is the graph's own)
+                more = tuple(sorted({*self.static_argnums, *self.static_candidates}))
+                if self._settled or more == self.static_argnums or not _shape_error(err):
                     raise
-                # the graph needs concrete values of integer inputs (a length): make them static
-                self.static_argnums = tuple(sorted({*self.static_argnums, *self.static_candidates}))
+                self.static_argnums = more
                 self._plan_args()
             self._jitted = None
             jitted = self._jit()

@@ -153,6 +153,25 @@ def test_static_integer_argument() -> None:
     assert a.shape == (5,) and b.dtype == np.int64
 
 
+def test_arithmetic_on_a_static_argument_stays_static() -> None:
+    """``i + 1`` of a static integer input is computed on the host while tracing: a slice
+    bound made of it is static (this used to retrace forever)."""
+    d, i = pt.dmatrix("d"), pt.lscalar("i")
+    f = arignote.function([d, i], d[i:, : i + 1], mode="JAX")
+    value = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(f(value, 1), value[1:, :2])
+    np.testing.assert_array_equal(f(value, 2), value[2:, :3])
+
+
+def test_a_length_static_arguments_cannot_fix_raises() -> None:
+    """The length depends on a float input's values as well as on an integer input: making
+    the integer static does not help, and the call raises (it used to retry forever)."""
+    x, i = pt.dvector("x"), pt.lscalar("i")
+    f = arignote.function([x, i], x[: pt.argmax(x) + i], mode="JAX")
+    with pytest.raises(JAXNodeError, match="Subtensor"):
+        f(np.array([1.0, 3.0, 2.0]), 1)
+
+
 def test_untraceable_shape_names_the_node() -> None:
     x = pt.dvector("x")
     # the length comes from the values of a float vector: no integer input to make static

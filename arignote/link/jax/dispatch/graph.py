@@ -169,7 +169,13 @@ def funcify_fgraph(
         if len(values) != n_in:
             raise TypeError(f"this graph takes {n_in} input(s), got {len(values)}")
         env: dict[Variable, Any] = dict(constants)
-        env.update(zip(ins, values))
+        for var, value in zip(ins, values):
+            if isinstance(value, int | float | complex) and isinstance(getattr(var.type, "dtype", None), str):
+                # a static argument of jax.jit comes as a Python scalar: as a NumPy value
+                # of its Type, the nodes reading it are computed on the host (host_computed)
+                # and stay known while tracing, as the constants are
+                value = np.asarray(value, dtype=var.type.dtype)
+            env[var] = value
         _run(top, env)
         return tuple(env[v] for v in outs)
 

@@ -416,7 +416,12 @@ class ConstructSparseFromList(Op):
         n_rows, n_cols = values.shape
         if n_rows != len(ilist):
             raise ValueError(f"{self}: {n_rows} rows of values but {len(ilist)} row indices")
-        rows = np.tile(np.asarray(ilist), n_cols)
+        n_out = int(shape[0])
+        ilist = np.asarray(ilist)
+        if len(ilist) and (ilist.min() < -n_out or ilist.max() >= n_out):
+            raise IndexError(f"{self}: a row index of {ilist.tolist()} is out of bounds for {n_out} rows")
+        # negative rows count from the end, as in the x[ilist] this is the gradient of
+        rows = np.tile(np.where(ilist < 0, ilist + n_out, ilist), n_cols)
         cols = np.repeat(np.arange(n_cols), n_rows)
         m = scipy_sparse.coo_matrix((values.T.ravel(), (rows, cols)), shape=(int(shape[0]), int(shape[1])))
         output_storage[0][0] = m.tocsc()

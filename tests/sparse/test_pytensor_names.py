@@ -15,7 +15,7 @@ import arignote.tensor as pt
 from arignote import sparse
 from arignote.sparse.utils import hash_from_sparse
 from arignote.tensor import ufuncs
-from tests.sparse.utils import as_dense, check_grads, random_sparse
+from tests.sparse.utils import MODES, as_dense, check_grads, random_sparse
 
 COMPARISONS = [
     ("eq", "EqualSS", "EqualSD", "equal", np.equal),
@@ -178,6 +178,13 @@ def test_sparse_grad_gives_the_rows_gradient_as_a_sparse_matrix():
     want = wv.copy()
     want[1] -= 0.2
     np.testing.assert_allclose(shared_w.get_value(), want)
+    # negative rows count from the end, in the gradient as in the rows
+    for mode in MODES:
+        fn = arignote.function([w, i], arignote.grad(cost, w), mode=mode)
+        g = fn(wv, np.array([-2, 0, 3]))
+        np.testing.assert_allclose(g.toarray(), dense, err_msg=str(mode))
+    with pytest.raises(IndexError, match="out of bounds"):
+        arignote.function([w, i], arignote.grad(cost, w), mode="FAST_COMPILE")(wv, np.array([5, 0, 3]))
     with pytest.raises(TypeError, match=r"needs rows of a matrix taken with an integer vector"):
         sparse.sparse_grad(w[1:3])
     with pytest.raises(TypeError, match="must be a matrix"):

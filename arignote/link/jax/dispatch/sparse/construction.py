@@ -132,7 +132,10 @@ def _construct_sparse_from_list(
         n_in, n_cols = values.shape
         if n_in != len(ilist):
             raise ValueError(f"{op}: {n_in} rows of values but {len(ilist)} row indices")
-        rows = jnp.tile(jnp.asarray(ilist, INDEX_DTYPE), n_cols)
+        ilist = jnp.asarray(ilist, INDEX_DTYPE)
+        # negative rows count from the end, as in the x[ilist] this is the gradient of (rows
+        # out of bounds: padding, JAX's dropped writes)
+        rows = jnp.tile(jnp.where(ilist < 0, ilist + n_rows, ilist), n_cols)
         cols = jnp.repeat(jnp.arange(n_cols, dtype=INDEX_DTYPE), n_in)
         return BCOO((jnp.ravel(values.T), jnp.stack([rows, cols], axis=1)), shape=(n_rows, n_cols))
 

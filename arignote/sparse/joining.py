@@ -267,7 +267,10 @@ class Diag(Op):
 
     def make_node(self, x: Any) -> Apply:
         x = as_sparse_variable(x)
-        n = x.type.shape[0] if x.type.shape[0] is not None else x.type.shape[1]
+        rows, cols = x.type.shape
+        if rows is not None and cols is not None and rows != cols:
+            raise ValueError(f"{self}: the matrix must be square, got {x} of static shape {x.type.shape}")
+        n = rows if rows is not None else cols
         return Apply(self, [x], [TensorType(x.type.dtype, (n,))()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:

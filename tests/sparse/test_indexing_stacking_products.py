@@ -192,6 +192,8 @@ def test_stacking_errors() -> None:
         f(A, random_sparse("csc", (4, 2), seed=3))
     with pytest.raises(ValueError, match="must be square"):
         arignote.function([x], sparse.diag(x))(A)
+    with pytest.raises(ValueError, match=r"static shape \(2, 3\)"):
+        sparse.diag(sparse.SparseTensorType("csr", "float64", shape=(2, 3))("r"))
     with pytest.raises(ValueError, match="not have the same structure"):
         arignote.function([x, y], sparse.add_s_s_data(x, sparse.as_format(y, "csr")))(A, B)
 

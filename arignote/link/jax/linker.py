@@ -66,6 +66,7 @@ from arignote.graph.utils import MetaObject
 from arignote.link.jax.dispatch.graph import JAXNodeError, funcify_fgraph
 from arignote.link.jax.dispatch.random import generator_to_key, key_to_generator
 from arignote.link.jax.dispatch.sparse.values import to_bcoo, to_scipy
+from arignote.link.jax.dispatch.static import host_error
 from arignote.scalar.type import ScalarType
 from arignote.sparse.type import SparseTensorType
 from arignote.tensor.random.type import RandomGeneratorType
@@ -227,6 +228,7 @@ class JAXRunner:
         self._jitted: Callable | None = None
         self._settled = False  # whether a call has traced successfully with the current argnums
         self._direct: Callable[[], list] | None = None  # see call_direct
+        self._runs_host_code: bool | None = None  # whether the program calls host code
         #: once a call has settled the compiled function and every input passes as it is:
         #: ``(program, converters)``, where the outputs of a call with the (checked) input
         #: values are ``program(*values)``, each converted by its converter (None: as it is),
@@ -340,6 +342,13 @@ class JAXRunner:
                 break
             except _Undonatable as err:  # (raised while tracing: nothing was consumed)
                 del self.donations[err.index]
+            except jax.errors.JaxRuntimeError as err:
+                # host code failed while the program ran (a check, a SciPy routine): raise
+                # its own error, which JAX only reports as text
+                original = host_error(err)
+                if original is None:
+                    raise
+                raise original from None
             except JAXNodeError as err:
                 # the graph needs concrete values of integer inputs (a length): make them
                 # static, once (when they already are, the error is the graph's own)
@@ -378,8 +387,13 @@ class JAXRunner:
             return direct()
         self()
         if self._settled and self._plain and not self._async_copies and self._jitted is not None:
-            self._direct = self._make_direct()
-            self.direct_program = (self._jitted, tuple(self.converters))
+            # (a program that runs host code may fail: its calls keep going through
+            # __call__, which raises the host code's own error)
+            if self._runs_host_code is None:
+                self._runs_host_code = _may_fail(self._jitted.trace(*self._args()).jaxpr.jaxpr)
+            if not self._runs_host_code:
+                self._direct = self._make_direct()
+                self.direct_program = (self._jitted, tuple(self.converters))
         return [cell[0] for cell in self.output_cells]
 
     def _make_direct(self) -> Callable[[], list]:

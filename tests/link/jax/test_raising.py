@@ -1,6 +1,10 @@
-"""The JAX backend checks ``Assert``/``CheckAndRaise`` conditions when the function runs."""
+"""The JAX backend checks ``Assert``/``CheckAndRaise`` conditions when the function runs, and
+a call whose host code fails (a check, a SciPy routine) raises that code's own error, as the
+other backends do: not JAX's ``JaxRuntimeError`` with the traceback as text."""
 
 from __future__ import annotations
+
+import logging
 
 import numpy as np
 import pytest
@@ -17,7 +21,30 @@ def test_assert_in_jax():
     y = Assert("x must be positive")(x, pt.all(x > 0)) * 2.0
     f = arignote.function([x], y, mode="JAX")
     np.testing.assert_array_equal(f(np.array([1.0, 2.0])), [2.0, 4.0])
-    with pytest.raises(Exception, match="x must be positive"):
-        f(np.array([-1.0]))
+    for _ in range(2):  # the first call, and one through the settled call path
+        with pytest.raises(AssertionError, match="x must be positive"):
+            f(np.array([-1.0]))
+    np.testing.assert_array_equal(f(np.array([3.0])), [6.0])
     g = arignote.function([x], CheckAndRaise(ValueError, "never")(x), mode="JAX")  # no condition
     np.testing.assert_array_equal(g(np.ones(2)), np.ones(2))
+
+
+def test_a_check_raises_its_own_error_type_without_a_logged_traceback(caplog) -> None:
+    x = pt.dvector("x")
+    f = arignote.function(
+        [x], CheckAndRaise(ZeroDivisionError, "x has a zero")(x, pt.all(pt.neq(x, 0))), mode="JAX"
+    )
+    with caplog.at_level(logging.ERROR):
+        with pytest.raises(ZeroDivisionError, match="x has a zero") as info:
+            f(np.array([1.0, 0.0]))
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    assert not [r for r in caplog.records if "callback" in r.getMessage()]
+
+
+def test_a_failing_scipy_routine_raises_its_own_error() -> None:
+    """A singular solve (``on_error="raise"``, the default) runs SciPy on the host."""
+    a, b = pt.dmatrix("a"), pt.dvector("b")
+    f = arignote.function([a, b], pt.linalg.solve(a, b), mode="JAX")
+    np.testing.assert_allclose(f(np.eye(2) * 2, np.ones(2)), [0.5, 0.5])
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        f(np.zeros((2, 2)), np.ones(2))

@@ -19,7 +19,7 @@ import numpy as np
 from arignote.compile.ops import DeepCopyOp, FromFunctionOp
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
-from arignote.link.jax.dispatch.static import concrete
+from arignote.link.jax.dispatch.static import concrete, kept_errors
 
 __all__: list[str] = []
 
@@ -51,7 +51,7 @@ def _from_function(op: FromFunctionOp, node: Apply | None = None, **kwargs: Any)
                     inputs[0], node, "the output shapes of the Python function (give as_op an infer_shape)"
                 )
             specs = tuple(jax.ShapeDtypeStruct(s, o.type.numpy_dtype) for s, o in zip(out_shapes, outputs))
-            res = jax.pure_callback(on_host, specs, *inputs, vmap_method="sequential")
+            res = jax.pure_callback(kept_errors(on_host), specs, *inputs, vmap_method="sequential")
         else:
             res = tuple(jnp.asarray(r) for r in on_host(*inputs))
         return res if len(res) > 1 else res[0]

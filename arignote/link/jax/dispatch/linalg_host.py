@@ -20,6 +20,7 @@ import numpy as np
 
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
+from arignote.link.jax.dispatch.static import kept_errors
 from arignote.tensor.linalg.riccati import SolveDiscreteARE
 from arignote.tensor.linalg.schur import QZ, Schur
 from arignote.tensor.linalg.tridiagonal import LUFactorTridiagonal, SolveLUFactorTridiagonal
@@ -63,7 +64,7 @@ def _on_host(op: Any, node: Apply, out_shapes: Callable[[Any, Shapes], Shapes]) 
     def run(*inputs: Any) -> Any:
         shapes = out_shapes(op, [tuple(int(d) for d in jnp.shape(x)) for x in inputs])
         specs = tuple(jax.ShapeDtypeStruct(s, d) for s, d in zip(shapes, dtypes))
-        res = jax.pure_callback(host, specs, *inputs, vmap_method="sequential")
+        res = jax.pure_callback(kept_errors(host), specs, *inputs, vmap_method="sequential")
         return res if len(res) > 1 else res[0]
 
     return run

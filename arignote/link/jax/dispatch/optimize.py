@@ -20,6 +20,7 @@ import numpy as np
 
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
+from arignote.link.jax.dispatch.static import kept_errors
 from arignote.optimize import ScipyWrapperOp
 
 __all__: list[str] = []
@@ -39,6 +40,8 @@ def _scipy_optimize(op: ScipyWrapperOp, node: Apply | None = None, **kwargs: Any
         inputs = tuple(jnp.asarray(x) for x in inputs)
         shapes = [jax.ShapeDtypeStruct(x.shape, d) for x, d in zip(inputs[:n_vars], dtypes)]
         shapes.append(jax.ShapeDtypeStruct((), dtypes[-1]))
-        return tuple(jax.pure_callback(solve_on_host, tuple(shapes), *inputs, vmap_method="sequential"))
+        return tuple(
+            jax.pure_callback(kept_errors(solve_on_host), tuple(shapes), *inputs, vmap_method="sequential")
+        )
 
     return solve

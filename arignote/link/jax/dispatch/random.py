@@ -27,7 +27,7 @@ import numpy as np
 
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
-from arignote.link.jax.dispatch.static import static_input
+from arignote.link.jax.dispatch.static import kept_errors, static_input
 from arignote.link.jax.dispatch.tensor_basic import static_ints
 from arignote.tensor.random import basic as rv
 from arignote.tensor.random.op import DefaultGeneratorMakerOp, RandomVariable
@@ -211,7 +211,9 @@ def _host_draw(op: RandomVariable, node: Apply) -> Callable:
             return np.asarray(draws, dtype=dtype).reshape(shape)
 
         spec = jax.ShapeDtypeStruct(shape, dtype)
-        return jax.pure_callback(host, spec, jax.random.key_data(key), *params, vmap_method="sequential")
+        return jax.pure_callback(
+            kept_errors(host), spec, jax.random.key_data(key), *params, vmap_method="sequential"
+        )
 
     return draw
 

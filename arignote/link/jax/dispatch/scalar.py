@@ -30,6 +30,7 @@ import numpy as np
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
 from arignote.link.jax.dispatch.graph import funcify_fgraph
+from arignote.link.jax.dispatch.static import kept_errors
 from arignote.scalar import basic as ps
 from arignote.scalar.composite import Composite
 from arignote.scalar.op import ScalarOp
@@ -128,7 +129,7 @@ def host_elementwise(op: ScalarOp, node: Apply | None) -> Callable:
             return outs[0] if len(outs) == 1 else tuple(outs)
 
         result_shape = specs[0] if len(specs) == 1 else tuple(specs)
-        return jax.pure_callback(host, result_shape, *args, vmap_method="broadcast_all")
+        return jax.pure_callback(kept_errors(host), result_shape, *args, vmap_method="broadcast_all")
 
     return fn
 

@@ -13,6 +13,10 @@ call fails with the message.
 
 from __future__ import annotations
 
+import functools
+import logging
+import threading
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +34,8 @@ __all__ = [
     "shape_value",
     "concrete_int",
     "raise_unless",
+    "kept_errors",
+    "host_error",
     "as_dtype",
 ]
 
@@ -112,11 +118,61 @@ def concrete_int(value: Any, node: Apply | None, what: str) -> int:
     return int(concrete(value, node, what))
 
 
+#: exceptions that host code raised while a compiled program ran (see :func:`kept_errors`), the
+#: most recent last; bounded, so that errors nobody asked for do not pile up
+_HOST_ERRORS: deque[BaseException] = deque(maxlen=32)
+_HOST_ERRORS_LOCK = threading.Lock()
+
+
+def kept_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, for a host callback of a compiled program (``jax.pure_callback``,
+    ``jax.debug.callback``): an exception it raises is kept, so that the call that ran the
+    program raises it as it is (:func:`host_error`), where JAX itself only reports a
+    ``JaxRuntimeError`` whose text holds the traceback."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as err:
+            with _HOST_ERRORS_LOCK:
+                _HOST_ERRORS.append(err)
+            raise
+
+    return run
+
+
+class _KeptErrorFilter(logging.Filter):
+    """Leaves out JAX's log record of a debug callback that failed with an error
+    :func:`kept_errors` kept: the call raises that error itself."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        with _HOST_ERRORS_LOCK:
+            return not any(error is kept for kept in _HOST_ERRORS)
+
+
+# (the logger of jax.debug.callback's failures: JAX logs each one with its traceback)
+logging.getLogger("jax._src.debugging").addFilter(_KeptErrorFilter())
+
+
+def host_error(err: BaseException) -> BaseException | None:
+    """The exception host code raised that ``err`` (a ``JaxRuntimeError`` of a failed call)
+    reports, taken from those :func:`kept_errors` kept; None when it reports none of them."""
+    text = str(err)
+    with _HOST_ERRORS_LOCK:
+        for kept in reversed(_HOST_ERRORS):
+            if f"{type(kept).__name__}: {kept}" in text:
+                _HOST_ERRORS.remove(kept)
+                return kept
+    return None
+
+
 def raise_unless(ok: Any, message: Callable[..., str] | str, *details: Any, error: type = ValueError) -> None:
     """Raise ``error(message)`` when the run-time boolean ``ok`` is false.
 
     Outside ``jit`` it raises at once; inside, a host callback raises when the values arrive
-    (JAX then fails the call with a ``JaxRuntimeError`` whose text holds the message).
+    (JAX fails the call, and the linker raises this error: :func:`host_error`).
     ``message`` may be a function of the ``details`` values (to show the offending values).
     """
 
@@ -128,7 +184,7 @@ def raise_unless(ok: Any, message: Callable[..., str] | str, *details: Any, erro
     if not _is_tracer(ok) and not any(map(_is_tracer, details)):
         check(np.asarray(ok), *(np.asarray(d) for d in details))
         return
-    jax.debug.callback(check, ok, *details)
+    jax.debug.callback(kept_errors(check), ok, *details)
 
 
 def as_dtype(value: Any, dtype: Any) -> Any:

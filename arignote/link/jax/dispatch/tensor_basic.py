@@ -24,7 +24,7 @@ import numpy as np
 from arignote._gradient.ops import ViewOp
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
-from arignote.link.jax.dispatch.static import concrete, static_input
+from arignote.link.jax.dispatch.static import concrete, kept_errors, static_input
 from arignote.printing.print_op import Print
 from arignote.tensor.alloc import Alloc, Eye, Repeat, RepeatGrad
 from arignote.tensor.conversion import ScalarFromTensor, TensorFromScalar
@@ -252,7 +252,7 @@ def _funcify_print(op: Print, node: Apply | None = None, **kwargs: Any) -> Calla
         op.global_fn(op, np.asarray(value))
 
     def print_(x: Any) -> Any:
-        jax.debug.callback(on_host, x)
+        jax.debug.callback(kept_errors(on_host), x)
         return x
 
     return print_

@@ -33,6 +33,7 @@ OPS = _instances()
 VALUES = {
     "float64": np.array([0.25, 0.5, 0.75, 1.5, 3.0, -0.5, 0.0]),
     "float32": np.array([0.25, 0.5, 0.75, 1.5, 3.0, -0.5, 0.0], dtype="float32"),
+    "float16": np.array([0.25, 0.5, 0.75, 1.5, 3.0, -0.5, 0.0], dtype="float16"),
     "int64": np.array([1, 2, 3, 5, 7, -2, 0]),
     "int8": np.array([1, 2, 3, 5, 7, -2, 0], dtype="int8"),
     "bool": np.array([True, False, True, True, False, True, False]),
@@ -54,7 +55,7 @@ def test_scalar_op_matches_the_reference(name: str) -> None:
     op = OPS[name]
     n = _arity(op)
     checked = 0
-    for dtype in ("float64", "float32", "int64", "int8", "bool"):
+    for dtype in ("float64", "float32", "float16", "int64", "int8", "bool"):
         dtypes = (dtype,) * n
         if name == "switch":
             dtypes = ("bool", dtype, dtype)
@@ -75,7 +76,7 @@ def test_scalar_op_matches_the_reference(name: str) -> None:
             assert g.dtype == w.dtype, (name, dtype, g.dtype, w.dtype)
             assert g.shape == w.shape
             if w.dtype.kind in "fc":
-                rtol = 1e-4 if w.dtype in (np.float32, np.complex64) else 1e-9
+                rtol = {np.float16: 2e-3, np.float32: 1e-4, np.complex64: 1e-4}.get(w.dtype.type, 1e-9)
                 np.testing.assert_allclose(
                     g, w, rtol=rtol, atol=rtol, equal_nan=True, err_msg=f"{name} {dtype}"
                 )

@@ -59,6 +59,11 @@ _SQRT2 = np.sqrt(2.0)
 
 def _erfcinv(y: Any) -> Any:
     # erfc(x) = 2 * ndtr(-x * sqrt(2)): exact in the tail, where erfinv(1 - y) loses digits
+    # JAX's ndtri has no float16 loop: float16 is computed in float32 (the node's function
+    # casts the result back to the output's dtype)
+    y = jnp.asarray(y)
+    if y.dtype == jnp.float16:
+        y = y.astype(jnp.float32)
     return -jss.ndtri(y / 2) / _SQRT2
 
 

@@ -172,6 +172,15 @@ def test_a_length_static_arguments_cannot_fix_raises() -> None:
         f(np.array([1.0, 3.0, 2.0]), 1)
 
 
+def test_an_empty_slice_of_a_concatenation_compiles() -> None:
+    """``concatenate([x, y])[len(x):]`` with ``y`` empty: XLA's CPU compiler of jaxlib 0.10
+    aborts the process on it, so an empty traced value is made afresh (graph.py)."""
+    x, y = pt.dvector("x"), pt.dvector("y")
+    f = arignote.function([x, y], pt.concatenate([x, y])[x.shape[0] :], mode="JAX")
+    assert f(np.ones(3), np.zeros(0)).shape == (0,)
+    np.testing.assert_array_equal(f(np.ones(3), np.array([5.0, 6.0])), [5.0, 6.0])
+
+
 def test_untraceable_shape_names_the_node() -> None:
     x = pt.dvector("x")
     # the length comes from the values of a float vector: no integer input to make static

@@ -128,3 +128,16 @@ def test_gradient_through_a_loop_keeps_one_partial_sum() -> None:
     # the weight gradient's partial sums (3 x 3 per step) are never stacked over the steps
     for e in scans:
         assert all(v.aval.shape != (20, 3, 3) for v in e.outvars)
+
+
+def test_zero_and_negative_step_counts_give_empty_results() -> None:
+    """No step: empty results, as in the reference (XLA's CPU compiler of jaxlib 0.10 aborts
+    the process on the slice of a concatenation that this compiles to, unless the empty
+    result is made afresh: graph.py's ``_fresh_if_empty``)."""
+    x0, n = pt.dscalar("x0"), pt.iscalar("n")
+    (xs, ys), _ = arignote.scan(lambda x: (x * 2.0, x + 1.0), outputs_info=[x0, None], n_steps=n)
+    f = arignote.function([x0, n], [xs, ys], mode="JAX")
+    assert [a.tolist() for a in f(1.0, 3)] == [[2.0, 4.0, 8.0], [2.0, 3.0, 5.0]]
+    for steps in (0, -1):
+        a, b = f(1.0, steps)
+        assert a.shape == (0,) and b.shape == (0,) and b.dtype == np.float64

@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from arignote.graph.basic import Apply, Constant, Variable
@@ -213,7 +215,7 @@ def _run(block: list[_Step], env: dict[Variable, Any]) -> None:
         except Exception as err:
             raise _node_error(node, err) from err
         if len(node_outs) == 1:
-            env[node_outs[0]] = result
+            env[node_outs[0]] = _fresh_if_empty(result)
         else:
             if not isinstance(result, tuple | list) or len(result) != len(node_outs):
                 raise JAXNodeError(
@@ -221,7 +223,17 @@ def _run(block: list[_Step], env: dict[Variable, Any]) -> None:
                     f"expected a tuple of {len(node_outs)} values",
                     node,
                 )
-            env.update(zip(node_outs, result))
+            env.update(zip(node_outs, map(_fresh_if_empty, result)))
+
+
+def _fresh_if_empty(value: Any) -> Any:
+    """An empty traced array as a new array of zeros (exact: it holds no value), so that
+    what computed it is left to XLA's dead-code removal: XLA's CPU compiler of jaxlib 0.10
+    aborts the process on a slice that empties a concatenation with an empty operand
+    (``concatenate([x, empty])[len(x):]``, the result of a loop run zero times)."""
+    if isinstance(value, jax.core.Tracer) and getattr(value, "size", 1) == 0:
+        return jnp.zeros(value.shape, value.dtype)
+    return value
 
 
 def _lazy_ifelse(node: Apply, branches: tuple[list, list], env: dict[Variable, Any]) -> Any:

@@ -12,7 +12,7 @@ jax = pytest.importorskip("jax")
 import arignote  # noqa: E402
 import arignote.tensor as pt  # noqa: E402
 from arignote import function  # noqa: E402
-from arignote.link.jax.dispatch import JAXNodeError, jax_funcify  # noqa: E402
+from arignote.link.jax.dispatch import JAXNodeError  # noqa: E402
 from arignote.scan.utils import until  # noqa: E402
 from tests.link.jax.evaluate import REFERENCE, check_nodes  # noqa: E402
 
@@ -61,7 +61,7 @@ def test_a_while_loop_runs_eagerly_and_names_the_node_under_jit() -> None:
         function([X0], [ys], mode="JAX")(1.0)
 
 
-def test_a_random_generator_state_is_refused() -> None:
+def test_a_loop_of_a_generator_state_alone_gives_the_last_key() -> None:
     from arignote.scan.op import Scan
     from arignote.scan.utils import ScanInfo
 
@@ -70,8 +70,10 @@ def test_a_random_generator_state_is_refused() -> None:
     next_g = pt.random.normal(rng=g).owner.outputs[0]
     op = Scan([g], [next_g], ScanInfo(seq_taps=(), rec_taps=((-1,),), n_nit_sot=0, n_non_seqs=0))
     out = op(pt.constant(np.int64(3)), rng)
-    with pytest.raises(NotImplementedError, match="random generator"):
-        jax_funcify(out.owner.op, node=out.owner)
+    first, again = (arignote.function([], out, mode="JAX")() for _ in range(2))
+    assert isinstance(first, np.random.Generator)
+    assert first.bit_generator.state == again.bit_generator.state  # the same state, the same key
+    assert first.bit_generator.state != rng.get_value().bit_generator.state  # moved on
 
 
 def _with_keep(out, keep: tuple) -> list:
@@ -141,3 +143,36 @@ def test_zero_and_negative_step_counts_give_empty_results() -> None:
     for steps in (0, -1):
         a, b = f(1.0, steps)
         assert a.shape == (0,) and b.shape == (0,) and b.dtype == np.float64
+
+
+def test_random_draws_inside_the_loop_carry_a_key() -> None:
+    """A generator state in the loop is a JAX key carried step to step: a new draw each
+    step, the shared generator moved on between calls, the same draws for the same seed."""
+
+    def build():
+        srng = pt.random.RandomStream(1)
+        q = pt.dvector("q")
+        ys, up = arignote.scan(lambda a: a + srng.normal(), sequences=[q])
+        return arignote.function([q], ys, updates=up, mode="JAX")
+
+    f = build()
+    first, second = f(np.zeros(500)), f(np.zeros(500))
+    assert len(set(first.tolist())) == 500 and not np.allclose(first, second)
+    assert abs(first.mean()) < 0.2 and 0.8 < first.std() < 1.2  # standard normal draws
+    np.testing.assert_array_equal(build()(np.zeros(500)), first)  # the seed decides
+
+
+def test_the_gradient_of_a_loop_with_draws_reuses_them() -> None:
+    rng = arignote.shared(np.random.default_rng(9), name="rng")
+
+    def step(r, h, w):
+        next_r, z = pt.random.normal(0.0, 1.0, rng=r, return_next_rng=True)
+        return next_r, h * w * z
+
+    w = pt.dscalar("w")
+    (_, hs), _ = arignote.scan(
+        step, outputs_info=[rng, pt.constant(np.float64(1.0))], non_sequences=[w], n_steps=4
+    )
+    vals, g = arignote.function([w], [hs, arignote.grad(hs[-1], w)], mode="JAX")(0.7)
+    zs = vals / np.concatenate([[1.0], vals[:-1]]) / 0.7  # the draws, read back from the values
+    np.testing.assert_allclose(g, 4 * 0.7**3 * np.prod(zs), rtol=1e-10)

@@ -12,8 +12,9 @@ The number of steps decides the outputs' lengths, so it must be static: a consta
 computed from the (static) shapes of the loop's inputs (``x.shape[0] - 1``, what ``scan``
 over sequences builds), or a concrete value outside ``jax.jit``. A while loop (``until``) runs the steps with a "stopped"
 flag and keeps the rows up to the stop, whose count is known only from the values: eager
-evaluation only. Recurrent states that are not tensors (random generators) are refused,
-naming the node.
+evaluation only. A random generator's state is a JAX key carried through the loop: each step
+draws with the key it reads and gives the next one, so draws differ per step and the
+generator's update after the loop is the last key.
 """
 
 from __future__ import annotations
@@ -28,11 +29,25 @@ import numpy as np
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
 from arignote.link.jax.dispatch.graph import funcify_fgraph
+from arignote.link.jax.dispatch.random import generator_to_key
 from arignote.link.jax.dispatch.static import concrete, shape_value, static_input
 from arignote.scan.op import Scan
+from arignote.tensor.random.type import RandomGeneratorType
 from arignote.tensor.type import TensorType
 
 __all__: list[str] = []
+
+
+def _as_key(value: Any) -> Any:
+    """A generator state as a JAX key (a NumPy Generator, a constant of the graph, becomes
+    one as the linker makes one of an input)."""
+    return generator_to_key(value) if isinstance(value, np.random.Generator) else value
+
+
+def _key_where(stopped: Any, old: Any, new: Any) -> Any:
+    """``old`` where ``stopped``, else ``new``: of two JAX keys (``where`` of their bits)."""
+    bits = jnp.where(stopped, jax.random.key_data(old), jax.random.key_data(new))
+    return jax.random.wrap_key_data(bits, impl=jax.random.key_impl(new))
 
 
 def _last_rows(full: Any, keep: int) -> Any:
@@ -46,20 +61,23 @@ def _last_rows(full: Any, keep: int) -> Any:
 def _scan(op: Scan, node: Apply | None = None, **kwargs: Any) -> Callable[..., Any]:
     info = op.info
     states = [op.inner_inputs[sl.start].type for sl in info.inner_slices()[1]]
-    if not all(isinstance(t, TensorType) for t in states):
-        raise NotImplementedError(
-            f"{op} (node {node}): a recurrent state that is not a tensor (a random generator) has "
-            "no JAX form here; draw the random numbers outside the loop and pass them as a sequence"
-        )
+    for t in states:
+        if not isinstance(t, TensorType | RandomGeneratorType):
+            raise NotImplementedError(f"{op} (node {node}): a recurrent state of Type {t} has no JAX form")
+    # a generator state is a JAX key, carried as it is: each step reads the last key and
+    # gives the next (no rows, no window), and the output is the key after the last step
+    keys = {j for j, t in enumerate(states) if isinstance(t, RandomGeneratorType)}
     body = funcify_fgraph(op.fgraph, **kwargs)
     n_rec, n_nit = info.n_rec, info.n_nit_sot
     rec_lens = [info.rec_len(j) for j in range(n_rec)]
     fixed_steps = static_input(node, 0)
-    dtypes = [o.type.numpy_dtype for o in op.inner_outputs[: n_rec + n_nit]]
+    dtypes = [
+        None if k in keys else o.type.numpy_dtype for k, o in enumerate(op.inner_outputs[: n_rec + n_nit])
+    ]
     keep_of = info.keep
     nit_shapes = [op.inner_outputs[n_rec + m].type.shape for m in range(n_nit)]
     # outputs carried as a window of their last rows (see scan() below)
-    windowed = [bool(keep_of[j]) and not info.as_while for j in range(n_rec)] + [
+    windowed = [bool(keep_of[j]) and not info.as_while and j not in keys for j in range(n_rec)] + [
         bool(keep_of[n_rec + m]) and not info.as_while and None not in nit_shapes[m] for m in range(n_nit)
     ]
     nit_windowed = [m for m in range(n_nit) if windowed[n_rec + m]]
@@ -76,13 +94,16 @@ def _scan(op: Scan, node: Apply | None = None, **kwargs: Any) -> Callable[..., A
     def scan(n_steps: Any, *inputs: Any) -> Any:
         _, seqs, inits, non_seqs = op.split_outer((n_steps, *inputs))
         seqs = [jnp.asarray(s) for s in seqs]
-        inits = [jnp.asarray(i).astype(d) for i, d in zip(inits, dtypes)]
+        inits = [
+            _as_key(i) if j in keys else jnp.asarray(i).astype(d)
+            for j, (i, d) in enumerate(zip(inits, dtypes))
+        ]
         n = steps(n_steps, inputs)
         for i, s in enumerate(seqs):  # a shorter sequence gives fewer steps
             n = min(n, s.shape[0] - info.seq_span(i)[1])
         n = max(n, 0)
         for j, (init, length) in enumerate(zip(inits, rec_lens)):
-            if init.shape[0] != length:
+            if j not in keys and init.shape[0] != length:
                 raise ValueError(
                     f"{op}: the initial value of recurrent output {j} must have {length} rows (one per "
                     f"step back its taps {list(info.rec_taps[j])} reach), got shape {init.shape}"
@@ -99,6 +120,9 @@ def _scan(op: Scan, node: Apply | None = None, **kwargs: Any) -> Callable[..., A
         sizes = [max(rec_lens[j], keep_of[j]) if windowed[j] else rec_lens[j] for j in range(n_rec)]
         windows0 = []
         for j, (init, size) in enumerate(zip(inits, sizes)):
+            if j in keys:
+                windows0.append(init)
+                continue
             pad = size - rec_lens[j]
             windows0.append(
                 jnp.concatenate([jnp.zeros((pad, *init.shape[1:]), init.dtype), init]) if pad else init
@@ -106,19 +130,28 @@ def _scan(op: Scan, node: Apply | None = None, **kwargs: Any) -> Callable[..., A
         for m in nit_windowed:
             windows0.append(jnp.zeros((keep_of[n_rec + m], *nit_shapes[m]), dtypes[n_rec + m]))
         sizes = sizes + [keep_of[n_rec + m] for m in nit_windowed]
-        stacked = [k for k in range(n_rec + n_nit) if not windowed[k]]
+        stacked = [k for k in range(n_rec + n_nit) if not windowed[k] and k not in keys]
 
         def step(carry: tuple, rows: list) -> tuple:
             windows, stopped = carry
-            taps_in = [w[size + tap] for w, size, taps in zip(windows, sizes, info.rec_taps) for tap in taps]
+            taps_in = [
+                w if j in keys else w[size + tap]
+                for j, (w, size, taps) in enumerate(zip(windows, sizes, info.rec_taps))
+                for tap in taps
+            ]
             outs = body(*rows, *taps_in, *non_seqs)
-            new = [jnp.asarray(o).astype(d) for o, d in zip(outs[: n_rec + n_nit], dtypes)]
+            new = [
+                o if d is None else jnp.asarray(o).astype(d) for o, d in zip(outs[: n_rec + n_nit], dtypes)
+            ]
             if info.as_while:  # after the stop, nothing moves
-                new = [jnp.where(stopped, w[-1], r) for w, r in zip(windows, new[:n_rec])] + new[n_rec:]
+                new = [
+                    _key_where(stopped, w, r) if j in keys else jnp.where(stopped, w[-1], r)
+                    for j, (w, r) in enumerate(zip(windows, new[:n_rec]))
+                ] + new[n_rec:]
             pushed = [*new[:n_rec], *(new[n_rec + m] for m in nit_windowed)]
             windows = tuple(
-                r[None] if size == 1 else jnp.concatenate([w[1:], r[None]])
-                for w, r, size in zip(windows, pushed, sizes)
+                r if k in keys else r[None] if size == 1 else jnp.concatenate([w[1:], r[None]])
+                for k, (w, r, size) in enumerate(zip(windows, pushed, sizes))
             )
             if not info.as_while:
                 return (windows, stopped), tuple(new[k] for k in stacked)
@@ -136,7 +169,9 @@ def _scan(op: Scan, node: Apply | None = None, **kwargs: Any) -> Callable[..., A
         results = []
         for k in range(n_rec + n_nit):
             keep = keep_of[k]
-            if windowed[k]:  # the last rows, from the window
+            if k in keys:  # a generator's key after the last step
+                results.append(final[k])
+            elif windowed[k]:  # the last rows, from the window
                 size = final[k].shape[0]
                 available = (rec_lens[k] if k < n_rec else 0) + done
                 results.append(final[k][size - min(keep, available) :])

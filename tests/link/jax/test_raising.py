@@ -48,3 +48,16 @@ def test_a_failing_scipy_routine_raises_its_own_error() -> None:
     np.testing.assert_allclose(f(np.eye(2) * 2, np.ones(2)), [0.5, 0.5])
     with pytest.raises(np.linalg.LinAlgError, match="singular"):
         f(np.zeros((2, 2)), np.ones(2))
+
+
+def test_the_inverse_of_a_singular_matrix_raises_as_numpys_does() -> None:
+    x = pt.dmatrix("x")
+    f = arignote.function([x], pt.linalg.inv(x), mode="JAX")
+    np.testing.assert_allclose(f(np.eye(2) * 4), np.eye(2) / 4)
+    with pytest.raises(np.linalg.LinAlgError, match=r"\(2, 2\) is singular"):
+        f(np.ones((2, 2)))
+    stack = pt.tensor3("s")
+    g = arignote.function([stack], pt.linalg.inv(stack), mode="JAX")  # a Blockwise: vmap of the check
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        g(np.stack([np.eye(2), np.ones((2, 2))]))
+    np.testing.assert_allclose(g(np.stack([np.eye(2), 2 * np.eye(2)]))[1], np.eye(2) / 2)

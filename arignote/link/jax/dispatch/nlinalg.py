@@ -4,7 +4,9 @@ QR, determinants, inverses.
 
 These Ops are core Ops on one matrix (a stack of them is a ``Blockwise``, whose JAX function
 ``vmap``-s these). Results are cast to the dtypes of the node's outputs, which follow
-arignote's rules (e.g. ``Eig`` is always complex, where JAX's ``eig`` is too).
+arignote's rules (e.g. ``Eig`` is always complex, where JAX's ``eig`` is too). The inverse of
+a singular matrix raises ``numpy.linalg.LinAlgError``, as NumPy's does (LAPACK inside JAX
+leaves infinities: the check runs on the host when the values arrive).
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from typing import Any
 
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
+import numpy as np
 
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
+from arignote.link.jax.dispatch.static import raise_unless
 from arignote.tensor.linalg.decompositions import QR, SVD, Eig, Eigh, Eigvalsh
 from arignote.tensor.linalg.inverse import Cofactor, Det, MatrixInverse, MatrixPinv, SLogDet
 
@@ -131,7 +135,20 @@ def _qr(op: QR, node: Apply | None = None, **kwargs: Any) -> Callable[..., Any]:
 
 @jax_funcify.register(MatrixInverse)
 def _inv(op: MatrixInverse, node: Apply | None = None, **kwargs: Any) -> Callable[..., Any]:
-    return _cast_results(node, jnp.linalg.inv)
+    inverse = _cast_results(node, jnp.linalg.inv)
+
+    def inv(x: Any) -> Any:
+        out = inverse(x)
+        # NumPy raises for a singular matrix, as the reference does; LAPACK inside JAX leaves
+        # infinities or NaNs: a non-finite inverse of a finite matrix is that failure
+        raise_unless(
+            jnp.all(jnp.isfinite(out)) | ~jnp.all(jnp.isfinite(x)),
+            f"MatrixInverse: the matrix of shape {tuple(np.shape(x))} is singular",
+            error=np.linalg.LinAlgError,
+        )
+        return out
+
+    return inv
 
 
 @jax_funcify.register(MatrixPinv)

@@ -181,6 +181,18 @@ def test_an_empty_slice_of_a_concatenation_compiles() -> None:
     np.testing.assert_array_equal(f(np.ones(3), np.array([5.0, 6.0])), [5.0, 6.0])
 
 
+def test_a_node_error_is_also_the_standard_error_of_its_cause() -> None:
+    """Shapes that do not fit raise a ValueError under every backend: under JAX a
+    JAXNodeError naming the node, which is a ValueError too (JAX itself raises TypeError)."""
+    x, y = pt.dmatrix("x"), pt.dmatrix("y")
+    f = arignote.function([x, y], x * y, mode="JAX")
+    with pytest.raises(ValueError, match="Mul") as info:
+        f(np.ones((2, 3)), np.ones((3, 2)))
+    assert isinstance(info.value, JAXNodeError) and info.value.node.op.__class__.__name__ == "Elemwise"
+    with pytest.raises(ValueError):  # the reference's error class, for the same call
+        arignote.function([x, y], x * y, mode="FAST_COMPILE")(np.ones((2, 3)), np.ones((3, 2)))
+
+
 def test_untraceable_shape_names_the_node() -> None:
     x = pt.dvector("x")
     # the length comes from the values of a float vector: no integer input to make static

@@ -53,7 +53,11 @@ _HOST_VALUES = (np.ndarray, np.generic)
 
 
 class JAXNodeError(RuntimeError):
-    """A node of the graph could not be computed (or traced) by its JAX function."""
+    """A node of the graph could not be computed (or traced) by its JAX function.
+
+    Raised from a standard error (a ``ValueError`` for a shape that does not fit, a
+    ``TypeError``, an ``IndexError``, ``numpy.linalg.LinAlgError``...), it is an instance of
+    that error's class too, so that code catching it works under every backend alike."""
 
     def __init__(self, message: str, node: Apply):
         super().__init__(message)
@@ -276,7 +280,30 @@ def _node_error(node: Apply, err: Exception) -> JAXNodeError:
             "static arguments of jax.jit when a node needs their values), or run this graph with "
             "another mode."
         )
-    return JAXNodeError(f"JAX could not compute {node_label(node)}: {kind}: {err}{hint}", node)
+    error_class = _node_error_class(err)
+    return error_class(f"JAX could not compute {node_label(node)}: {kind}: {err}{hint}", node)
+
+
+#: the standard errors a JAXNodeError is also an instance of, when its cause is one (the first
+#: that applies), so that ``except ValueError`` catches a bad shape under every backend alike
+_ALSO = (np.linalg.LinAlgError, IndexError, KeyError, ValueError, TypeError, ArithmeticError)
+_ERROR_CLASSES: dict[tuple[type, ...], type] = {}
+
+
+def _node_error_class(err: Exception) -> type:
+    """JAXNodeError, made also a subclass of the standard error ``err`` is (see :data:`_ALSO`)."""
+    also = next((c for c in _ALSO if isinstance(err, c)), None)
+    if also is None:
+        return JAXNodeError
+    bases: tuple[type, ...] = (also,)
+    if also is TypeError and "shape" in str(err):
+        # JAX reports shapes that do not fit as a TypeError (shapes are part of its types),
+        # where NumPy and the other backends raise ValueError: the error is both
+        bases = (ValueError, TypeError)
+    cls = _ERROR_CLASSES.get(bases)
+    if cls is None:
+        cls = _ERROR_CLASSES[bases] = type("JAXNodeError", (JAXNodeError, *bases), {"__module__": __name__})
+    return cls
 
 
 @jax_funcify.register(FunctionGraph)

@@ -224,11 +224,12 @@ class JAXRunner:
         self._device_cache: dict[int, tuple[Any, Any]] = {}
         self.donate_argnums: tuple[int, ...] = ()
         self._donated: frozenset[int] = frozenset()
-        self._donation_checked = False  # whether the program was checked for run-time failures
         self._jitted: Callable | None = None
         self._settled = False  # whether a call has traced successfully with the current argnums
         self._direct: Callable[[], list] | None = None  # see call_direct
-        self._runs_host_code: bool | None = None  # whether the program calls host code
+        #: whether the program calls host code, which may fail while it runs (None: not yet
+        #: checked); such a program donates nothing and keeps the general call path
+        self._runs_host_code: bool | None = None
         #: once a call has settled the compiled function and every input passes as it is:
         #: ``(program, converters)``, where the outputs of a call with the (checked) input
         #: values are ``program(*values)``, each converted by its converter (None: as it is),
@@ -287,34 +288,31 @@ class JAXRunner:
         if self._plain:
             return args
         static = self.static_argnums
-        cache = self._device_cache
         for k in self._special:
             value = args[k]
             if self.kinds[k] == "rng":
                 if isinstance(value, np.random.Generator):
                     args[k] = generator_to_key(value)
             elif self.kinds[k] == "sparse":  # a SciPy matrix: its BCOO (cached for a shared one)
-                hit = cache.get(k)
-                if hit is not None and hit[0] is value:
-                    args[k] = hit[1]
-                else:
-                    args[k] = to_bcoo(value)
-                    if self.shared[k]:
-                        cache[k] = (value, args[k])
+                args[k] = self._converted(k, value, to_bcoo) if self.shared[k] else to_bcoo(value)
             elif k in static:
                 args[k] = value.item() if hasattr(value, "item") else value
             elif isinstance(value, np.ndarray | np.generic):  # a shared variable's
                 if k in self._donated:  # a copy of its own: the call consumes it
                     args[k] = jax.device_put(value)
                     continue
-                hit = cache.get(k)
-                if hit is not None and hit[0] is value:
-                    args[k] = hit[1]
-                else:
-                    device = jax.device_put(value)
-                    cache[k] = (value, device)
-                    args[k] = device
+                args[k] = self._converted(k, value, jax.device_put)
         return args
+
+    def _converted(self, k: int, value: Any, convert: Callable[[Any], Any]) -> Any:
+        """``convert(value)`` for shared input ``k``, made once while the variable holds the
+        same object (the device copy of a NumPy value, the BCOO of a SciPy matrix)."""
+        hit = self._device_cache.get(k)
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        converted = convert(value)
+        self._device_cache[k] = (value, converted)
+        return converted
 
     def _plan_args(self) -> None:
         """Which inputs :meth:`_args` must look at (see there), for the current argnums."""
@@ -330,14 +328,14 @@ class JAXRunner:
         args = self._args()
         while True:
             try:
-                if self.donate_argnums and not self._donation_checked:
+                if self.donate_argnums and self._runs_host_code is None:
                     # traced once here (jax.jit's cache keeps the trace for the call)
                     plain = jax.jit(self._traced_fn, static_argnums=self.static_argnums)
-                    if _may_fail(plain.trace(*args).jaxpr.jaxpr):
+                    self._runs_host_code = _may_fail(plain.trace(*args).jaxpr.jaxpr)
+                    if self._runs_host_code:
                         self.donations.clear()  # a failed call must leave the shared values
                         self._jitted = None
                         jitted = self._jit()
-                    self._donation_checked = True
                 results = jitted(*args)
                 break
             except _Undonatable as err:  # (raised while tracing: nothing was consumed)

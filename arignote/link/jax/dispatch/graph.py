@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -38,6 +37,7 @@ from arignote.link.jax.dispatch.basic import jax_funcify
 from arignote.link.jax.dispatch.branches import Location, branch_locations
 from arignote.link.jax.dispatch.ifelse import choose
 from arignote.link.jax.dispatch.sparse.values import is_sparse, to_bcoo
+from arignote.link.jax.dispatch.static import is_tracer
 from arignote.tensor.alloc import Alloc
 
 __all__ = ["JAXNodeError", "funcify_fgraph", "host_computed", "node_label"]
@@ -235,7 +235,7 @@ def _fresh_if_empty(value: Any) -> Any:
     what computed it is left to XLA's dead-code removal: XLA's CPU compiler of jaxlib 0.10
     aborts the process on a slice that empties a concatenation with an empty operand
     (``concatenate([x, empty])[len(x):]``, the result of a loop run zero times)."""
-    if isinstance(value, jax.core.Tracer) and getattr(value, "size", 1) == 0:
+    if is_tracer(value) and getattr(value, "size", 1) == 0:
         return jnp.zeros(value.shape, value.dtype)
     return value
 

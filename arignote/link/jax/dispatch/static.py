@@ -33,6 +33,7 @@ __all__ = [
     "concrete",
     "shape_value",
     "concrete_int",
+    "is_tracer",
     "raise_unless",
     "kept_errors",
     "host_error",
@@ -52,7 +53,8 @@ def static_input(node: Apply | None, i: int) -> np.ndarray | None:
     return np.asarray(v.data) if isinstance(v, Constant) else None
 
 
-def _is_tracer(value: Any) -> bool:
+def is_tracer(value: Any) -> bool:
+    """Whether ``value`` is abstract: traced by ``jax.jit`` (only known when the program runs)."""
     return isinstance(value, jax.core.Tracer)
 
 
@@ -104,7 +106,7 @@ def shape_value(var: Variable, shapes: dict[Variable, tuple]) -> np.ndarray | No
 def concrete(value: Any, node: Apply | None, what: str) -> np.ndarray:
     """``value`` as a NumPy array, when it is concrete (outside ``jit``); inside ``jit`` a
     :class:`DataDependentShapeError` saying that ``what`` of ``node`` must be static."""
-    if not _is_tracer(value):
+    if not is_tracer(value):
         return np.asarray(value)
     raise DataDependentShapeError(
         f"{node.op if node is not None else 'an Op'} (node {node}): {what} must be static (it "
@@ -181,7 +183,7 @@ def raise_unless(ok: Any, message: Callable[..., str] | str, *details: Any, erro
             text = message(*detail_values) if callable(message) else message
             raise error(text)
 
-    if not _is_tracer(ok) and not any(map(_is_tracer, details)):
+    if not is_tracer(ok) and not any(map(is_tracer, details)):
         check(np.asarray(ok), *(np.asarray(d) for d in details))
         return
     jax.debug.callback(kept_errors(check), ok, *details)

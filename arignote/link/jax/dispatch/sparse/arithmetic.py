@@ -39,6 +39,7 @@ from arignote.link.jax.dispatch.sparse.values import (
     padded,
     padding,
     parts,
+    with_data,
 )
 from arignote.link.jax.dispatch.static import raise_unless
 from arignote.sparse.arithmetic import (
@@ -57,11 +58,6 @@ from arignote.sparse.arithmetic import (
 keeps_entries(AddSSData, MulSD, MulSV, Neg, StructuredAddSV)
 
 
-def _with_data(x: BCOO, data: Any) -> BCOO:
-    """``x``'s entries with the values ``data``."""
-    return BCOO((data, x.indices), shape=x.shape)
-
-
 def _read_at(matrix: Any, x: BCOO) -> Any:
     """The dense ``matrix`` read at each entry of ``x`` (zero at a padding entry, whose
     coordinates are outside the matrix)."""
@@ -69,11 +65,25 @@ def _read_at(matrix: Any, x: BCOO) -> Any:
     return matrix.at[rows, cols].get(mode="fill", fill_value=0)
 
 
+def _read_columns(y: Any, x: BCOO, dtype: str) -> Any:
+    """The vector ``y`` (as ``dtype``) read at the column of each entry of ``x`` (zero at a
+    padding entry)."""
+    _, cols = coordinates(x)
+    return jnp.asarray(y, dtype=dtype).at[cols].get(mode="fill", fill_value=0)
+
+
+def _both(x: BCOO, y: BCOO, dtype: str) -> BCOO:
+    """The entries of ``x`` and of ``y`` in one matrix, values as ``dtype``: a coordinate both
+    store is a duplicate, whose two values add up."""
+    data = jnp.concatenate([x.data.astype(dtype), y.data.astype(dtype)])
+    return BCOO((data, jnp.concatenate([x.indices, y.indices])), shape=x.shape)
+
+
 def _stored(x: BCOO) -> Any:
     """A dense boolean matrix: where ``x`` stores an entry (a duplicated coordinate once,
     padding not at all)."""
     ones = jnp.where(padding(x), 0, 1).astype(jnp.int32)
-    return _with_data(x, ones).todense() > 0
+    return with_data(x, ones).todense() > 0
 
 
 def _check_vector(op: Any, x: BCOO, y: Any) -> None:
@@ -90,10 +100,7 @@ def _add_ss(op: AddSS, node: Apply | None = None, **kwargs: Any) -> Callable:
 
     def add_ss(x: BCOO, y: BCOO) -> BCOO:
         _check_same_shape(op, x, y)
-        # the union of the entries; where both store, the two values are duplicates that add
-        data = jnp.concatenate([x.data.astype(dtype), y.data.astype(dtype)])
-        indices = jnp.concatenate([x.indices, y.indices])
-        return BCOO((data, indices), shape=x.shape)
+        return _both(x, y, dtype)  # the union of the entries
 
     return add_ss
 
@@ -133,8 +140,7 @@ def _add_ss_data(op: AddSSData, node: Apply | None = None, **kwargs: Any) -> Cal
         # operands with duplicates or padding: their SciPy parts are not at hand, so the
         # structures are compared as sets of stored coordinates, and the entries concatenated
         raise_unless(jnp.array_equal(_stored(x), _stored(y)), mismatch)
-        data = jnp.concatenate([x.data.astype(dtype), y.data.astype(dtype)])
-        return BCOO((data, jnp.concatenate([x.indices, y.indices])), shape=x.shape)
+        return _both(x, y, dtype)
 
     return add_ss_data
 
@@ -149,10 +155,7 @@ def _structured_add_sv(op: StructuredAddSV, node: Apply | None = None, **kwargs:
         if not known:
             # y[j] is added once per stored entry of SciPy's matrix: duplicates summed first
             x = x.sum_duplicates(nse=x.nse)
-        _, cols = coordinates(x)
-        y = jnp.asarray(y, dtype=dtype)
-        shift = y.at[cols].get(mode="fill", fill_value=0)  # zero at padding entries
-        return _with_data(x, x.data.astype(dtype) + shift)
+        return with_data(x, x.data.astype(dtype) + _read_columns(y, x, dtype))
 
     return structured_add_sv
 
@@ -160,7 +163,7 @@ def _structured_add_sv(op: StructuredAddSV, node: Apply | None = None, **kwargs:
 @jax_funcify.register(Neg)
 def _neg(op: Neg, node: Apply | None = None, **kwargs: Any) -> Callable:
     def neg(x: BCOO) -> BCOO:
-        return _with_data(x, -x.data)
+        return with_data(x, -x.data)
 
     return neg
 
@@ -180,7 +183,7 @@ def _mul_ss(op: MulSS, node: Apply | None = None, **kwargs: Any) -> Callable:
         few, many = (x, y) if x.nse <= y.nse else (y, x)
         values = few.data.astype(dtype) * _read_at(many.todense().astype(dtype), few)
         # where the other operand stores nothing SciPy stores nothing either: padding there
-        return padded(_with_data(few, values), ~_read_at(_stored(many), few))
+        return padded(with_data(few, values), ~_read_at(_stored(many), few))
 
     return mul_ss
 
@@ -192,9 +195,9 @@ def _mul_sd(op: MulSD, node: Apply | None = None, **kwargs: Any) -> Callable:
     def mul_sd(x: BCOO, y: Any) -> BCOO:
         y = jnp.asarray(y, dtype=dtype)
         if y.ndim == 0:
-            return _with_data(x, x.data.astype(dtype) * y)
+            return with_data(x, x.data.astype(dtype) * y)
         _check_same_shape(op, x, y)
-        return _with_data(x, x.data.astype(dtype) * _read_at(y, x))
+        return with_data(x, x.data.astype(dtype) * _read_at(y, x))
 
     return mul_sd
 
@@ -205,9 +208,7 @@ def _mul_sv(op: MulSV, node: Apply | None = None, **kwargs: Any) -> Callable:
 
     def mul_sv(x: BCOO, y: Any) -> BCOO:
         _check_vector(op, x, y)
-        _, cols = coordinates(x)
-        scale = jnp.asarray(y, dtype=dtype).at[cols].get(mode="fill", fill_value=0)
-        return _with_data(x, x.data.astype(dtype) * scale)
+        return with_data(x, x.data.astype(dtype) * _read_columns(y, x, dtype))
 
     return mul_sv
 

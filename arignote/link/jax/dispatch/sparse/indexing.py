@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -39,7 +38,7 @@ from arignote.link.jax.dispatch.sparse.values import (
     padded,
     padding,
 )
-from arignote.link.jax.dispatch.static import concrete, raise_unless, shape_value, static_input
+from arignote.link.jax.dispatch.static import concrete, is_tracer, raise_unless, shape_value, static_input
 from arignote.sparse.indexing import (
     GetItem2d,
     GetItem2dGrad,
@@ -53,16 +52,12 @@ from arignote.sparse.indexing import (
 __all__ = ["checked_indices", "summed"]
 
 
-def _is_tracer(value: Any) -> bool:
-    return isinstance(value, jax.core.Tracer)
-
-
 def checked_indices(i: Any, n: int, op: Any, what: str) -> Any:
     """The integer indices ``i`` into a length ``n``, negative ones counted from the end,
     after checking that each lies in ``[-n, n)`` (``IndexError`` otherwise, as SciPy's and
     NumPy's indexing): at once for concrete indices (a NumPy array is returned), when the
     values arrive for traced ones."""
-    if not _is_tracer(i):
+    if not is_tracer(i):
         a = np.asarray(i).astype(np.int64)
         bad = (a < -n) | (a >= n)
         if bad.any():
@@ -96,7 +91,7 @@ def _slice_bounds(
     values = []
     for k, b in enumerate(bounds):
         known = static_input(node, first + k)
-        if known is None and _is_tracer(b):
+        if known is None and is_tracer(b):
             known = shape_value(node.inputs[first + k], shapes)
         values.append(known if known is not None else concrete(b, node, f"slice bound {k}"))
     return GetItem2d(given).slices(values)
@@ -176,7 +171,7 @@ def _get_item_list(op: GetItemList, node: Apply | None = None, **kwargs: Any) ->
         nse = x.nse
         # the bound of the result's entries: every entry as many times as its row is asked
         # for, or (duplicates summed) each output row full
-        repeats = n_out if _is_tracer(rows) else int(np.bincount(rows, minlength=1).max(initial=0))
+        repeats = n_out if is_tracer(rows) else int(np.bincount(rows, minlength=1).max(initial=0))
         by_entries, by_rows = nse * repeats, n_out * min(n_cols, nse)
         if by_rows < by_entries:
             x = x.sum_duplicates(nse=nse)

@@ -25,6 +25,7 @@ from arignote.link.jax.dispatch.sparse.values import (
     from_parts,
     is_sparse,
     keeps_entries,
+    with_data,
 )
 from arignote.sparse.products import Dot, SamplingDot, StructuredDot, StructuredDotGrad, TrueDot, Usmm
 
@@ -49,7 +50,7 @@ def _product(op: Any, node: Apply) -> Callable[[Any, Any], Any]:
         z = x @ y
         if sparse_out:
             z = z if isinstance(z, BCOO) else from_dense(z)
-            return BCOO((z.data.astype(dtype), z.indices), shape=z.shape)
+            return with_data(z, z.data.astype(dtype))
         return dense(z).astype(dtype)
 
     return product
@@ -86,7 +87,7 @@ def _sampling_dot(op: SamplingDot, node: Apply | None = None, **kwargs: Any) -> 
             )
         rows, cols = coordinates(p)  # (a padding entry's product is gathered clamped, and ignored)
         values = jnp.sum(x[rows] * y[cols], axis=-1)
-        return BCOO(((p.data * values).astype(dtype), p.indices), shape=p.shape)
+        return with_data(p, (p.data * values).astype(dtype))
 
     return sampling_dot
 

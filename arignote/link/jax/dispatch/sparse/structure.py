@@ -10,7 +10,7 @@ import jax.numpy as jnp
 
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
-from arignote.link.jax.dispatch.sparse.values import BCOO, coordinates, keeps_entries, padded
+from arignote.link.jax.dispatch.sparse.values import BCOO, coordinates, keeps_entries, padded, with_data
 from arignote.sparse.structure import Cast, EnsureSortedIndices, Remove0, Transpose
 
 keeps_entries(Transpose, Cast, EnsureSortedIndices)
@@ -30,7 +30,7 @@ def _cast(op: Cast, node: Apply | None = None, **kwargs: Any) -> Callable:
     dtype = op.out_type
 
     def cast(x: BCOO) -> BCOO:
-        return BCOO((x.data.astype(dtype), x.indices), shape=x.shape)
+        return with_data(x, x.data.astype(dtype))
 
     return cast
 

@@ -52,6 +52,7 @@ __all__ = [
     "parts",
     "to_bcoo",
     "to_scipy",
+    "with_data",
 ]
 
 #: the dtype of a BCOO's indices (SciPy's index dtype for matrices of < 2**31 entries)
@@ -98,6 +99,11 @@ def dense(value: Any) -> Any:
     return value.todense() if isinstance(value, BCOO) else jnp.asarray(value)
 
 
+def with_data(value: BCOO, data: Any) -> BCOO:
+    """``value``'s entries (coordinates, padding) with the values ``data``."""
+    return BCOO((data, value.indices), shape=value.shape)
+
+
 def coordinates(value: BCOO) -> tuple[Any, Any]:
     """The rows and columns of ``value``'s entries (padding included)."""
     return value.indices[:, 0], value.indices[:, 1]
@@ -120,15 +126,15 @@ def padded(value: BCOO, drop: Any) -> BCOO:
     return BCOO((jnp.where(drop, jnp.zeros((), value.data.dtype), value.data), indices), shape=value.shape)
 
 
-def from_dense(x: Any, keep_zeros: bool = False) -> BCOO:
+def from_dense(x: Any) -> BCOO:
     """The BCOO of the dense matrix ``x``: an entry per element, in row order, the zeros made
-    padding unless ``keep_zeros`` (the number of nonzeros is not known when tracing, so the
-    bound is every element)."""
+    padding (the number of nonzeros is not known when tracing, so the bound is every
+    element)."""
     n_rows, n_cols = x.shape
     rows = np.repeat(np.arange(n_rows, dtype=INDEX_DTYPE), n_cols)
     cols = np.tile(np.arange(n_cols, dtype=INDEX_DTYPE), n_rows)
     full = BCOO((jnp.ravel(x), np.stack([rows, cols], axis=1)), shape=(n_rows, n_cols))
-    return full if keep_zeros else padded(full, full.data == 0)
+    return padded(full, full.data == 0)
 
 
 def parts(value: BCOO, format: str, exact: bool = True) -> tuple[Any, Any, Any]:

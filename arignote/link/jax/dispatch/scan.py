@@ -29,19 +29,12 @@ import numpy as np
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
 from arignote.link.jax.dispatch.graph import funcify_fgraph
-from arignote.link.jax.dispatch.random import generator_to_key
 from arignote.link.jax.dispatch.static import concrete, shape_value, static_input
 from arignote.scan.op import Scan
 from arignote.tensor.random.type import RandomGeneratorType
 from arignote.tensor.type import TensorType
 
 __all__: list[str] = []
-
-
-def _as_key(value: Any) -> Any:
-    """A generator state as a JAX key (a NumPy Generator, a constant of the graph, becomes
-    one as the linker makes one of an input)."""
-    return generator_to_key(value) if isinstance(value, np.random.Generator) else value
 
 
 def _key_where(stopped: Any, old: Any, new: Any) -> Any:
@@ -94,10 +87,7 @@ def _scan(op: Scan, node: Apply | None = None, **kwargs: Any) -> Callable[..., A
     def scan(n_steps: Any, *inputs: Any) -> Any:
         _, seqs, inits, non_seqs = op.split_outer((n_steps, *inputs))
         seqs = [jnp.asarray(s) for s in seqs]
-        inits = [
-            _as_key(i) if j in keys else jnp.asarray(i).astype(d)
-            for j, (i, d) in enumerate(zip(inits, dtypes))
-        ]
+        inits = [i if j in keys else jnp.asarray(i).astype(d) for j, (i, d) in enumerate(zip(inits, dtypes))]
         n = steps(n_steps, inputs)
         for i, s in enumerate(seqs):  # a shorter sequence gives fewer steps
             n = min(n, s.shape[0] - info.seq_span(i)[1])

@@ -67,17 +67,15 @@ INTERNALS: list[tuple[str, set[str], str]] = [
             "AddDestroyHandler",
             "AddFeatureOptimizer",
             "AliasedMemoryError",
-            "Supervisor",
-            "add_supervisor_to_fgraph",
             "alias_root",
-            "aliasing",
             "infer_reuse_pattern",
             "insert_deepcopy",
             "local_useless",
             "view_tree_set",
         },
-        "PyTensor's FunctionMaker guards inputs from in-place rewrites and copies aliased outputs "
-        "with these; arignote's maker uses the DestroyHandler and its executor's output checks",
+        "PyTensor's FunctionMaker copies aliased outputs and adds its in-place machinery with "
+        "these; arignote's maker uses the DestroyHandler and its executor's output checks "
+        "(Supervisor and add_supervisor_to_fgraph exist: code that rewrites a graph by hand uses them)",
     ),
     (
         "pytensor.compile",

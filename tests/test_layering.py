@@ -153,6 +153,12 @@ DYNAMIC_IMPORTERS = frozenset({"import_module", "__import__"})
 # Modules allowed a module ``__getattr__`` (PEP 562), each with why: what it imports on first
 # access must be a plain import statement inside it, so this walk still sees the dependency.
 MODULE_GETATTR: dict[str, str] = {
+    "arignote.graph.basic": (
+        "serves the traversal functions PyTensor 3 moved to graph.traversal (graph_inputs, "
+        "ancestors, io_toposort, ...) with PyTensor's FutureWarning, as code written for "
+        "earlier versions (PyMC's JAX samplers) imports them from here; traversal imports "
+        "this module, so a top-level import would be a cycle"
+    ),
     "arignote": (
         "arignote.sparse is imported on first access (as in PyTensor): it imports scipy.sparse, "
         "~0.2 s, which most programs never need"

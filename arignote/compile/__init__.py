@@ -1,6 +1,7 @@
 """Compilation: ``function``, shared variables, modes, profiling and debugging modes."""
 
 from arignote.compile import ops  # noqa: F401  (pytensor.compile.ops, as a submodule attribute)
+from arignote.compile.aliasing import Supervisor, add_supervisor_to_fgraph
 from arignote.compile.builders import OpFromGraph
 from arignote.compile.debug.dump import PrintCurrentFunctionGraph, function_dump
 from arignote.compile.debug.monitormode import MonitorMode
@@ -43,6 +44,8 @@ from arignote.compile.rebuild import rebuild_collect_shared
 from arignote.graph.shared import SharedVariable, shared, shared_constructor
 
 __all__ = [
+    "Supervisor",
+    "add_supervisor_to_fgraph",
     "PrintCurrentFunctionGraph",
     "function_dump",
     "DeepCopyOp",

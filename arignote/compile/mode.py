@@ -241,7 +241,10 @@ class RewriteQuery:
 
     def __call__(self, fgraph: FunctionGraph) -> dict[str, float]:
         """Rewrite ``fgraph`` in place, running the pass of each stage of
-        :meth:`stages_to_run` in turn; returns seconds spent per stage."""
+        :meth:`stages_to_run` in turn; returns seconds spent per stage.
+        ``query.rewrite(fgraph)`` says the same: PyTensor's ``mode.optimizer`` is a graph
+        rewriter, which code that compiles a graph itself runs that way
+        (``arignote.compile.mode.JAX.optimizer.rewrite(fgraph)``)."""
         passes = {name: run for name, _, run in PIPELINE}
         timings: dict[str, float] = {}
         # Rewriting makes many small objects and drops replaced nodes in reference cycles
@@ -258,6 +261,12 @@ class RewriteQuery:
                 run(fgraph, self)
                 timings[stage] = time.perf_counter() - t0
         return timings
+
+    def rewrite(self, fgraph: FunctionGraph, *args: Any, **kwargs: Any) -> dict[str, float]:
+        """Rewrite ``fgraph`` in place (see :meth:`__call__`)."""
+        return self(fgraph)
+
+    apply = rewrite
 
 
 _OPTIMIZERS: dict[str | None, RewriteQuery] = {
@@ -323,6 +332,17 @@ class Mode:
     @property
     def query(self) -> RewriteQuery:
         return self.optimizer
+
+    @property
+    def provided_optimizer(self) -> RewriteQuery:
+        """The rewrite query, as PyTensor names it for code that derives a mode from another
+        (``Mode(linker=m.provided_linker, optimizer=m.provided_optimizer.including(tag))``)."""
+        return self.optimizer
+
+    @property
+    def provided_linker(self) -> Any:
+        """The linker (PyTensor's name, beside :attr:`provided_optimizer`)."""
+        return self.linker
 
     def including(self, *tags: str) -> Mode:
         """The same mode, also running rules tagged with any of ``tags``."""

@@ -25,6 +25,7 @@ A graph is bipartite: a Variable points at the Apply that produced it through ``
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from collections.abc import Iterable, Sequence
 from copy import copy
@@ -879,3 +880,40 @@ def _constants_equal(a: Constant, b: Constant) -> bool:
         return bool(a.equals(b))
     except (ValueError, TypeError):
         return a.type == b.type and bool(a.type.values_eq(a.data, b.data))
+
+
+#: traversal functions PyTensor 3 moved from ``graph.basic`` to ``graph.traversal`` and still
+#: serves from here (with a FutureWarning), as code written for earlier versions imports them
+_MOVED_TO_TRAVERSAL = frozenset(
+    {
+        "ancestors",
+        "apply_depends_on",
+        "applys_between",
+        "explicit_graph_inputs",
+        "general_toposort",
+        "get_var_by_name",
+        "graph_inputs",
+        "io_toposort",
+        "orphans_between",
+        "truncated_graph_inputs",
+        "vars_between",
+        "walk",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    """``graph.basic.graph_inputs`` and the other functions of :data:`_MOVED_TO_TRAVERSAL`,
+    from :mod:`arignote.graph.traversal`, with PyTensor 3's FutureWarning."""
+    if name not in _MOVED_TO_TRAVERSAL:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"`arignote.graph.basic.{name}` lives in `arignote.graph.traversal`; import it from there "
+        "(the old location is kept for code written for earlier PyTensor versions)",
+        FutureWarning,
+        stacklevel=2,
+    )
+    # (inside the function: traversal imports this module)
+    from arignote.graph import traversal
+
+    return getattr(traversal, name)

@@ -32,11 +32,11 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from arignote.graph.basic import Apply, Constant, Variable
-from arignote.graph.features import Bookkeeper
+from arignote.graph.features import AlreadyThere, Bookkeeper, Feature
 from arignote.graph.fg import FunctionGraph, Output
 from arignote.graph.utils import InconsistencyError
 
-__all__ = ["DestroyHandler", "view_root"]
+__all__ = ["DestroyHandler", "Supervisor", "view_root"]
 
 
 def _pairs(node: Apply, attr: str) -> list[tuple[int, int]]:
@@ -80,7 +80,7 @@ class DestroyHandler(Bookkeeper):
     function updates (``fgraph.update_mapping``) is state the function owns, mutable too.
     """
 
-    pickle_rm_attr = ["destroy_handler"]
+    pickle_rm_attr = ["destroy_handler", "destroyers", "has_destroyers"]
 
     def __init__(self, mutable: Iterable[Variable] = ()) -> None:
         self.mutable = set(mutable)
@@ -94,6 +94,9 @@ class DestroyHandler(Bookkeeper):
 
     def on_attach(self, fgraph: FunctionGraph) -> None:
         fgraph.destroy_handler = self  # type: ignore[attr-defined]
+        # (PyTensor's names for the two questions, asked of the graph)
+        fgraph.destroyers = self.destroyers_of  # type: ignore[attr-defined]
+        fgraph.has_destroyers = self.has_destroyers  # type: ignore[attr-defined]
         self.destroyers.clear()
         self.view_children.clear()
         self.root_destroyers.clear()
@@ -104,6 +107,8 @@ class DestroyHandler(Bookkeeper):
     def on_detach(self, fgraph: FunctionGraph) -> None:
         if getattr(fgraph, "destroy_handler", None) is self:
             del fgraph.destroy_handler  # type: ignore[attr-defined]
+            del fgraph.destroyers  # type: ignore[attr-defined]
+            del fgraph.has_destroyers  # type: ignore[attr-defined]
         self.destroyers.clear()
         self.view_children.clear()
         self.root_destroyers.clear()
@@ -172,6 +177,15 @@ class DestroyHandler(Bookkeeper):
             todo.extend(self.view_children.get(v, ()))
         return tree
 
+    def destroyers_of(self, r: Variable) -> list[Apply]:
+        """The nodes that overwrite ``r``'s memory (``fgraph.destroyers(r)``)."""
+        return list(self.root_destroyers.get(view_root(r), ()))
+
+    def has_destroyers(self, variables: Iterable[Variable]) -> bool:
+        """Whether a node overwrites the memory of one of ``variables``
+        (``fgraph.has_destroyers(variables)``)."""
+        return any(self.root_destroyers.get(view_root(r)) for r in variables)
+
     def orderings(self, fgraph: FunctionGraph, ordered: bool = True) -> dict:
         """Each destroyer after every other client of what it destroys (and its views)."""
         order: dict[Apply, list[Apply]] = {}
@@ -189,6 +203,9 @@ class DestroyHandler(Bookkeeper):
     def _protected(self, fgraph: FunctionGraph, root: Variable) -> bool:
         if isinstance(root, Constant):
             return True
+        supervisor = getattr(fgraph, "_supervisor", None)
+        if supervisor is not None and supervisor.protects(root):
+            return True
         if root not in fgraph.inputs or root in self.mutable:
             return False
         updated = set((getattr(fgraph, "update_mapping", None) or {}).values())
@@ -200,7 +217,8 @@ class DestroyHandler(Bookkeeper):
         thousands of terms): a rule asking :meth:`can_destroy` never pays for it."""
         if self._protected(fgraph, root):
             return lambda: (
-                f"{destroyer} would overwrite the protected {root} (a constant or a graph input not mutable)"
+                f"{destroyer} would overwrite the protected {root} (a constant, a graph input not "
+                "mutable or a Variable a Supervisor protects)"
             )
         others = [d for d in self.root_destroyers.get(root, ()) if d is not destroyer]
         if others:
@@ -350,3 +368,62 @@ class DestroyHandler(Bookkeeper):
                     self.dirty_inputs.setdefault(n, set()).update(ks)
                 raise InconsistencyError(why())
         return True
+
+
+class Supervisor(Feature):
+    """Keeps in-place Ops off ``protected`` Variables: a change that makes a node overwrite
+    the memory of one of them is refused (``InconsistencyError``), and the in-place rules,
+    which ask :meth:`DestroyHandler.can_destroy` first, do not try one.
+
+    A graph input that is not mutable is protected without it, as are constants and what
+    a graph output shows; a Supervisor adds other Variables (PyTensor's Feature, which code
+    that rewrites a FunctionGraph itself attaches before running a mode's rewrites).
+
+    >>> import arignote.tensor as pt
+    >>> from arignote.graph.fg import FunctionGraph
+    >>> x = pt.dvector("x")
+    >>> y = pt.exp(x)
+    >>> fg = FunctionGraph([x], [y.sum()], clone=False)
+    >>> fg.attach_feature(Supervisor([y]))
+    >>> fg.attach_feature(DestroyHandler())
+    >>> from arignote.tensor.elemwise import Elemwise
+    >>> import arignote.scalar as ps
+    >>> z = Elemwise(ps.neg, inplace_pattern={0: 0})(y)
+    >>> fg.destroy_handler.can_destroy(fg, z.owner, 0)
+    False
+    """
+
+    pickle_rm_attr = ["_supervisor"]
+
+    def __init__(self, protected: Iterable[Variable]) -> None:
+        self.protected = list(protected)
+        # the roots of owner-less Variables (inputs, constants) never change; the others'
+        # are looked up when asked, since rewrites move views
+        self._roots = {v for v in self.protected if v.owner is None}
+        self._others = [v for v in self.protected if v.owner is not None]
+
+    def __repr__(self) -> str:
+        return f"Supervisor({self.protected})"
+
+    def clone(self) -> Supervisor:
+        return type(self)(self.protected)
+
+    def protects(self, root: Variable) -> bool:
+        """Whether overwriting ``root`` (a view root) overwrites a protected Variable."""
+        return root in self._roots or any(view_root(v) is root for v in self._others)
+
+    def on_attach(self, fgraph: FunctionGraph) -> None:
+        if getattr(fgraph, "_supervisor", None) is not None:
+            raise AlreadyThere(f"a Supervisor is already attached to {fgraph}")
+        handler = getattr(fgraph, "destroy_handler", None)
+        if handler is not None:  # (later changes are checked by the handler itself)
+            for root, nodes in handler.root_destroyers.items():
+                if nodes and self.protects(root):
+                    raise InconsistencyError(
+                        f"{sorted(map(str, nodes))} already overwrite the protected {root}"
+                    )
+        fgraph._supervisor = self  # type: ignore[attr-defined]
+
+    def on_detach(self, fgraph: FunctionGraph) -> None:
+        if getattr(fgraph, "_supervisor", None) is self:
+            del fgraph._supervisor  # type: ignore[attr-defined]

@@ -734,3 +734,14 @@ class TestEqualComputations:
         assert equal_computations([w], [nw], [x, y], [nx, ny])
         (nw2,) = clone([x, y], [w], copy_inputs=False)[1]
         assert equal_computations([w], [nw2])
+
+
+def test_traversal_functions_still_import_from_graph_basic_with_a_future_warning():
+    import arignote.graph.basic as basic
+    import arignote.graph.traversal as traversal
+
+    for name in ("graph_inputs", "ancestors", "io_toposort", "walk", "applys_between"):
+        with pytest.warns(FutureWarning, match="arignote.graph.traversal"):
+            assert getattr(basic, name) is getattr(traversal, name)
+    with pytest.raises(AttributeError, match="has no attribute 'toposort_of_nothing'"):
+        basic.toposort_of_nothing

@@ -135,3 +135,59 @@ def test_a_refused_change_leaves_the_books_as_they_were():
     assert fg.destroy_handler.can_destroy(fg, reader.owner, 0) is False
     order = fg.toposort()
     assert order.index(reader.owner) < order.index(node)
+
+
+# -- Supervisor: Variables kept from in-place Ops, and the graph's two questions ----------
+
+
+def test_a_supervisor_protects_an_intermediate_the_handler_alone_lets_be_overwritten():
+    from arignote.graph.destroyhandler import Supervisor
+
+    x = pt.dvector("x")
+    y = pt.exp(x)
+    z = add_inplace(y, 1.0)
+    assert _fg([x], [z]).validate()  # (an intermediate: fine without a Supervisor)
+    fg = FunctionGraph([x], [z], features=[Supervisor([y]), DestroyHandler()], clone=False)
+    with pytest.raises(InconsistencyError, match="protected"):
+        fg.validate()
+    assert not fg.destroy_handler.can_destroy(fg, z.owner, 0)
+
+
+def test_a_supervisor_attached_after_the_damage_is_refused_and_one_per_graph():
+    from arignote.graph.destroyhandler import Supervisor
+
+    x = pt.dvector("x")
+    y = pt.exp(x)
+    fg = _fg([x], [add_inplace(y, 1.0)])
+    with pytest.raises(InconsistencyError, match="already overwrite the protected"):
+        fg.attach_feature(Supervisor([y]))
+    fg2 = _fg([x], [pt.exp(x)])
+    first = Supervisor([x])
+    fg2.attach_feature(first)
+    fg2.attach_feature(Supervisor([x]))  # declined (AlreadyThere), as PyTensor's
+    assert fg2._supervisor is first and sum(isinstance(f, Supervisor) for f in fg2._features) == 1
+
+
+def test_a_supervised_view_protects_its_root():
+    from arignote.graph.destroyhandler import Supervisor
+
+    x = pt.dvector("x")
+    y = pt.exp(x)
+    v = y[1:]  # a view of y: overwriting y overwrites v
+    z = add_inplace(y, 1.0)
+    fg = FunctionGraph([x], [z, v.sum()], features=[Supervisor([v]), DestroyHandler()], clone=False)
+    with pytest.raises(InconsistencyError):
+        fg.validate()
+    assert Supervisor([v]).protects(y) and not Supervisor([v]).protects(x)
+
+
+def test_the_graph_answers_destroyers_and_has_destroyers():
+    x, w = pt.dvector("x"), pt.dvector("w")
+    y = pt.exp(x)
+    z = add_inplace(y, w)
+    fg = _fg([x, w], [z])
+    assert fg.destroyers(y) == [z.owner]
+    assert fg.destroyers(x) == []
+    assert fg.has_destroyers([x, y]) and not fg.has_destroyers([x, w])
+    fg.remove_feature(fg.destroy_handler)
+    assert not hasattr(fg, "destroyers") and not hasattr(fg, "has_destroyers")

@@ -39,7 +39,7 @@ def __dir__() -> list[str]:
     return sorted({*globals(), "sparse"})
 
 
-def wrap_jax(jax_fn: Any = None, *, name: str | None = None) -> Any:
+def wrap_jax(jax_function: Any = None, *, allow_eval: bool = True, name: str | None = None) -> Any:
     """A JAX function as an arignote Op: :func:`arignote.link.jax.ops.wrap_jax` (see there),
     importing the JAX backend when first called, so that ``import arignote`` never imports
     JAX (an optional dependency: ``pip install 'arignote[jax]'``)."""
@@ -49,7 +49,7 @@ def wrap_jax(jax_fn: Any = None, *, name: str | None = None) -> Any:
         if err.name is None or err.name.split(".")[0] not in ("jax", "jaxlib"):
             raise
         raise ImportError("wrap_jax needs JAX, which is not installed: pip install 'arignote[jax]'") from err
-    return wrap(jax_fn, name=name)
+    return wrap(jax_function, allow_eval=allow_eval, name=name)
 
 
 __all__ = [

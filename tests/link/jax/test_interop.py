@@ -89,3 +89,87 @@ def test_wrap_jax_bad_function_names_it() -> None:
 
     with pytest.raises(TypeError, match="broken"):
         broken(pt.tensor("x", dtype="float64", shape=(2, 3)))
+
+
+def test_wrap_jax_takes_and_returns_pytrees_with_constants_among_them() -> None:
+    # PyTensor 3's example: a keyword constant, a dict of results
+    @arignote.wrap_jax
+    def affine(params, x, scale=1.0):
+        return {"y": (params["w"] * x + params["b"]) * scale, "label": "affine", "parts": (x, None)}
+
+    w, x = pt.dvector("w"), pt.dvector("x")
+    b = pt.dscalar("b")
+    out = affine({"w": w, "b": b}, x, scale=2.0)
+    assert out["label"] == "affine" and out["parts"][1] is None
+    assert out["y"].owner.op.input_types == (b.type, w.type, x.type)  # (jax.tree's order: sorted keys)
+    cost = out["y"].sum() + out["parts"][0].sum()
+    wv, xv = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 2.0])
+    for mode in ("FAST_RUN", "JAX"):
+        f = arignote.function([w, b, x], [out["y"], *arignote.grad(cost, [w, b, x])], mode=mode)
+        y, gw, gb, gx = f(wv, 1.5, xv)
+        np.testing.assert_allclose(y, (wv * xv + 1.5) * 2.0)
+        np.testing.assert_allclose(gw, 2.0 * xv)
+        np.testing.assert_allclose(gb, 2.0 * 3)
+        np.testing.assert_allclose(gx, 2.0 * wv + 1.0)
+
+
+def test_wrap_jax_unknown_lengths_that_must_be_equal() -> None:
+    # two vectors of unknown lengths: JAX cannot trace x + y with a length of its own for
+    # each, and does with one length for both; the output's length is then unknown
+    add = wrap_jax(jnp.add)
+    x, y = pt.dvector("x"), pt.dvector("y")
+    z = add(x, y)
+    assert z.type.shape == (None,)
+    np.testing.assert_allclose(arignote.function([x, y], z)(np.ones(2), np.arange(2.0)), [1.0, 2.0])
+    # a length JAX does tie to an input's is known to shape inference
+    doubled = wrap_jax(lambda v: jnp.concatenate([v, v]))(x)
+    assert arignote.function([x], doubled.shape)(np.ones(3)).tolist() == [6]
+
+
+def test_wrap_jax_example_lengths_where_tracing_needs_numbers() -> None:
+    def tile_to_length(v):  # a length must be a number: jnp.ones(n * n) of a symbolic n fails below
+        n = int(v.shape[0])
+        return jnp.tile(v, n)
+
+    s = arignote.shared(np.array([1.0, 2.0]))
+    out = wrap_jax(tile_to_length)(s)  # s's length can be computed ahead: 2
+    assert out.type.shape == (None,)
+    np.testing.assert_allclose(out.eval(), [1.0, 2.0, 1.0, 2.0])
+    with pytest.raises(
+        ValueError, match="tile_to_length cannot be traced with unknown lengths.*specify_shape"
+    ):
+        wrap_jax(tile_to_length, allow_eval=False)(s)
+    with pytest.raises(ValueError, match="depend on inputs of the graph.*specify_shape"):
+        wrap_jax(tile_to_length)(pt.dvector("v"))
+    fixed = wrap_jax(tile_to_length)(pt.specify_shape(pt.dvector("v"), (3,)))
+    assert fixed.type.shape == (9,)
+
+
+def test_jax_op_with_pytensor_signature() -> None:
+    from arignote.link.jax import JAXOp
+
+    vector = pt.TensorType("float32", shape=(None,))
+    op = JAXOp(
+        [vector, vector], [pt.TensorType("float32", shape=())], lambda a, b: (jnp.sum(a + b),), name="s"
+    )
+    same = JAXOp([vector, vector], [pt.TensorType("float32", shape=())], op.jax_func)
+    assert op == same and hash(op) == hash(same) and str(op) == "JAXOp{s}"
+    x, y = pt.tensor("x", dtype="float32", shape=(2,)), pt.tensor("y", dtype="float32", shape=(2,))
+    out = op(x, y)
+    f = arignote.function([x, y], [out, arignote.grad(out, x)])
+    total, gx = f(np.array([2.0, 3.0], "float32"), np.array([4.0, 5.0], "float32"))
+    assert total.dtype == np.float32 and total == 14.0
+    np.testing.assert_allclose(gx, [1.0, 1.0])
+    with pytest.raises(ValueError, match="takes 2 inputs, got 1"):
+        op(x)
+    with pytest.raises(TypeError, match="float32"):
+        op(pt.dmatrix("m"), y)
+    with pytest.raises(TypeError, match="must be TensorTypes"):
+        JAXOp([vector], ["float32"], jnp.sum)
+    with pytest.raises(TypeError, match="callable"):
+        JAXOp([vector], [vector], "sum")
+
+
+def test_wrap_jax_results_without_arrays_are_refused() -> None:
+    with pytest.raises(TypeError, match="returned no array"):
+        wrap_jax(lambda v: "nothing")(pt.dvector("v"))

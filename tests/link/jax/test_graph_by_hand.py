@@ -100,3 +100,46 @@ def test_a_users_jax_funcify_of_an_op_replaces_the_backends():
     finally:
         jax_funcify.register(Assert)(own)
     assert jax_funcify.dispatch(Assert) is own
+
+
+def test_jax_typify_converts_constants_by_their_class():
+    import scipy.sparse as scipy_sparse
+    from jax.experimental.sparse import BCOO
+
+    from arignote.graph.basic import Apply, Constant
+    from arignote.graph.op import Op
+    from arignote.graph.type import Type
+    from arignote.link.jax.dispatch import jax_typify
+
+    assert isinstance(jax_typify(scipy_sparse.csr_matrix(np.eye(2))), BCOO)
+    assert jax_typify(np.random.default_rng(0)).dtype == jax.random.key(0).dtype
+    assert jax_typify(2, dtype="float32").dtype == np.float32
+    data = np.ones(2)
+    assert jax_typify(data) is data  # (JAX takes NumPy data as compile-time constants)
+
+    class Scale:  # a value of a user's own Type
+        def __init__(self, factor):
+            self.factor = factor
+
+    class ScaleType(Type):
+        def filter(self, data, strict=False, allow_downcast=None):
+            return data
+
+    class Scaled(Op):
+        __props__ = ()
+
+        def make_node(self, x, scale):
+            x = pt.as_tensor_variable(x)
+            return Apply(self, [x, scale], [x.type()])
+
+        def perform(self, node, inputs, output_storage):
+            output_storage[0][0] = inputs[0] * inputs[1].factor
+
+    @jax_funcify.register(Scaled)
+    def _scaled(op, **kwargs):
+        return lambda x, factor: x * factor  # receives what jax_typify made of the Scale
+
+    jax_typify.register(Scale)(lambda scale, **kwargs: jnp.float64(scale.factor))
+    x = pt.dvector("x")
+    out = Scaled()(x, Constant(ScaleType(), Scale(3.0)))
+    np.testing.assert_allclose(arignote.function([x], out, mode="JAX")(np.array([1.0, 2.0])), [3.0, 6.0])

@@ -33,7 +33,7 @@ from arignote.link.jax.dispatch import (  # noqa: F401  (imported for their regi
     subtensor,
     tensor_basic,
 )
-from arignote.link.jax.dispatch.basic import jax_funcify
+from arignote.link.jax.dispatch.basic import jax_funcify, jax_typify
 from arignote.link.jax.dispatch.graph import JAXNodeError, funcify_fgraph
 
-__all__ = ["JAXNodeError", "funcify_fgraph", "jax_funcify"]
+__all__ = ["JAXNodeError", "funcify_fgraph", "jax_funcify", "jax_typify"]

@@ -33,11 +33,10 @@ from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import HasInnerGraph, has_own_thunk
 from arignote.graph.utils import format_site
 from arignote.ifelse import IfElse
-from arignote.link.jax.dispatch.basic import jax_funcify
+from arignote.link.jax.dispatch.basic import jax_funcify, jax_typify
 from arignote.link.jax.dispatch.branches import Location, branch_locations
 from arignote.link.jax.dispatch.ifelse import choose
-from arignote.link.jax.dispatch.random import generator_to_key
-from arignote.link.jax.dispatch.sparse.values import is_sparse, to_bcoo
+from arignote.link.jax.dispatch.sparse.values import is_sparse
 from arignote.link.jax.dispatch.static import is_tracer
 from arignote.tensor.alloc import Alloc
 
@@ -109,15 +108,10 @@ def host_computed(node: Apply, values: list) -> list | None:
 
 
 def _constant_value(var: Constant) -> Any:
-    """A constant's value as the traced function uses it: NumPy data stay NumPy (JAX takes
-    them as compile-time constants), a SciPy matrix becomes a BCOO of NumPy parts and a NumPy
-    Generator a JAX key, as the linker makes them of inputs; other values (a slice, None) as
-    they are."""
-    if is_sparse(var):
-        return to_bcoo(var.data)
-    if isinstance(var.data, np.random.Generator):
-        return generator_to_key(var.data)
-    return var.data
+    """A constant's value as the traced function uses it: :func:`jax_typify` of its data
+    (NumPy data stay NumPy, a SciPy matrix becomes a BCOO of NumPy parts and a NumPy
+    Generator a JAX key, as the linker makes them of inputs)."""
+    return jax_typify(var.data)
 
 
 def funcify_fgraph(

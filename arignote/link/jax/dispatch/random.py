@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from arignote.graph.basic import Apply
-from arignote.link.jax.dispatch.basic import jax_funcify
+from arignote.link.jax.dispatch.basic import jax_funcify, jax_typify
 from arignote.link.jax.dispatch.static import kept_errors, static_input
 from arignote.link.jax.dispatch.tensor_basic import static_ints
 from arignote.tensor.random import basic as rv
@@ -35,7 +35,8 @@ from arignote.tensor.random.op import DefaultGeneratorMakerOp, RandomVariable
 __all__ = ["CORE_SAMPLERS", "HOST_DRAWN", "SAMPLERS", "generator_to_key", "key_to_generator"]
 
 
-def generator_to_key(gen: np.random.Generator) -> jax.Array:
+@jax_typify.register(np.random.Generator)
+def generator_to_key(gen: np.random.Generator, **kwargs: Any) -> jax.Array:
     """The JAX key standing for ``gen``'s state: drawn from a copy of it, so the generator
     is unchanged and the same state always gives the same key."""
     bits = copy.deepcopy(gen).integers(0, 2**32, size=2, dtype=np.uint32)

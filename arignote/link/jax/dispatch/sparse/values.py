@@ -36,6 +36,7 @@ import scipy.sparse as scipy_sparse
 from jax.experimental.sparse import BCOO
 
 from arignote.graph.basic import Constant, Variable
+from arignote.link.jax.dispatch.basic import jax_typify
 from arignote.sparse.type import SparseTensorType
 
 __all__ = [
@@ -64,7 +65,9 @@ def is_sparse(var: Variable) -> bool:
     return isinstance(var.type, SparseTensorType)
 
 
-def to_bcoo(matrix: Any) -> BCOO:
+@jax_typify.register(scipy_sparse.spmatrix)
+@jax_typify.register(scipy_sparse.sparray)
+def to_bcoo(matrix: Any, **kwargs: Any) -> BCOO:
     """A SciPy CSR/CSC (or COO) matrix as a BCOO, one entry per stored entry, in storage order
     (explicit zeros and unsorted indices are kept as they are)."""
     matrix = scipy_sparse.coo_matrix(matrix) if matrix.format not in ("csr", "csc") else matrix

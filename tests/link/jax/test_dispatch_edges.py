@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.linalg
 
 jax = pytest.importorskip("jax")
 
+import arignote  # noqa: E402
 import arignote.tensor as pt  # noqa: E402
 from arignote.graph.basic import Apply  # noqa: E402
 from arignote.graph.op import Op  # noqa: E402
+from arignote.link.jax import jax_function  # noqa: E402
 from arignote.link.jax.dispatch import jax_funcify  # noqa: E402
 from arignote.link.jax.dispatch.static import DataDependentShapeError  # noqa: E402
 from arignote.tensor import linalg as la  # noqa: E402
@@ -217,11 +220,22 @@ def test_cholesky_and_symmetric_solves_read_one_triangle() -> None:
         np.testing.assert_allclose(fn_of(out)(garbage_up, np.ones(2)), np.linalg.solve(spd, np.ones(2)))
 
 
-def test_qr_raw_has_no_jax_implementation() -> None:
+@pytest.mark.parametrize("pivoting", [False, True])
+@pytest.mark.parametrize("shape", [(4, 3), (2, 5)])
+def test_qr_raw_gives_lapacks_householder_form(pivoting: bool, shape: tuple) -> None:
     a = pt.dmatrix("a")
-    outs = QR("raw")(a)
-    with pytest.raises(NotImplementedError, match="mode='raw'"):
-        jax_funcify(outs[0].owner.op, node=outs[0].owner)
+    outs = QR("raw", pivoting=pivoting)(a)
+    value = np.random.default_rng(1).normal(size=shape)
+    want = scipy.linalg.qr(value, mode="raw", pivoting=pivoting)
+    want = [*want[0], *want[1:]]  # ((h, tau), r[, p])
+    f = arignote.function([a], outs, mode="JAX")
+    got = f(value)
+    assert len(got) == len(want) == 3 + pivoting
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+    # a batch (vmap of the host call), under jit
+    batched = jax.jit(jax.vmap(jax_function(outs, [a])))(np.stack([value, 2 * value]))
+    np.testing.assert_allclose(batched[1][1], scipy.linalg.qr(2 * value, mode="raw", pivoting=pivoting)[0][1])
 
 
 @pytest.mark.parametrize("mode", ["full", "economic", "r"])

@@ -5,6 +5,7 @@
 
 JAX has no QZ, no Riccati solver, no ``gttrf``/``gttrs`` and a CPU-only Schur without
 sorting, so each runs its Op's own SciPy code on the host through ``jax.pure_callback``
+(:func:`on_host`, which QR's ``mode="raw"`` uses too: JAX has no public Householder form)
 (their output shapes follow from the input shapes, so they trace under ``jax.jit``; a batch
 runs one matrix at a time).
 """
@@ -25,7 +26,7 @@ from arignote.tensor.linalg.riccati import SolveDiscreteARE
 from arignote.tensor.linalg.schur import QZ, Schur
 from arignote.tensor.linalg.tridiagonal import LUFactorTridiagonal, SolveLUFactorTridiagonal
 
-__all__: list[str] = []
+__all__ = ["on_host"]
 
 Shapes = list[tuple[int, ...]]
 
@@ -52,7 +53,9 @@ def _solve_shapes(op: SolveLUFactorTridiagonal, shapes: Shapes) -> Shapes:
     return [shapes[5]]
 
 
-def _on_host(op: Any, node: Apply, out_shapes: Callable[[Any, Shapes], Shapes]) -> Callable[..., Any]:
+def on_host(op: Any, node: Apply, out_shapes: Callable[[Any, Shapes], Shapes]) -> Callable[..., Any]:
+    """The JAX function of ``node`` that runs ``op.perform`` on the host (``jax.pure_callback``),
+    its output shapes given by ``out_shapes(op, input shapes)``."""
     outputs = node.outputs
     dtypes = [o.type.numpy_dtype for o in outputs]
 
@@ -81,6 +84,6 @@ for _cls, _shapes in (
     def _register(cls: type = _cls, shapes: Callable = _shapes) -> None:
         @jax_funcify.register(cls)
         def _funcify(op: Any, node: Apply | None = None, **kwargs: Any) -> Callable[..., Any]:
-            return _on_host(op, node, shapes)
+            return on_host(op, node, shapes)
 
     _register()

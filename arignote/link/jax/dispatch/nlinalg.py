@@ -20,6 +20,7 @@ import numpy as np
 
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
+from arignote.link.jax.dispatch.linalg_host import on_host
 from arignote.link.jax.dispatch.static import raise_unless
 from arignote.tensor.linalg.decompositions import QR, SVD, Eig, Eigh, Eigvalsh
 from arignote.tensor.linalg.inverse import Cofactor, Det, MatrixInverse, MatrixPinv, SLogDet
@@ -115,11 +116,8 @@ def _svd(op: SVD, node: Apply | None = None, **kwargs: Any) -> Callable[..., Any
 
 @jax_funcify.register(QR)
 def _qr(op: QR, node: Apply | None = None, **kwargs: Any) -> Callable[..., Any]:
-    if op.mode == "raw":
-        raise NotImplementedError(
-            f"{op} (node {node}): mode='raw' (LAPACK's Householder reflectors) has no JAX "
-            "implementation; use mode='full', 'economic' or 'r'"
-        )
+    if op.mode == "raw":  # LAPACK's Householder form: JAX has no public geqrf, SciPy computes it
+        return on_host(op, node, lambda op, shapes: op._shapes(*shapes[0], min(shapes[0])))
     mode, pivoting = op.mode, op.pivoting
     dtypes = out_dtypes(node)
 

@@ -96,8 +96,17 @@ class Function:
         # per input: (cell, dtype, ndim, filter, strict, allow_downcast). A TensorType with
         # no static length: an ndarray of exactly its dtype and rank is what its filter
         # would return unchanged, so the call takes it as it is (dtype None: always filter)
+        # A runner that takes device values (JAX's) takes a device array of the input's
+        # dtype, rank and static lengths as it is: no copy to the host and back per call
+        takes_device = getattr(vm, "takes_device_values", False)
         self._filters = [
-            (c.storage, *_as_is(c.type), c.type.filter, c.strict, c.allow_downcast)
+            (
+                c.storage,
+                *_as_is(c.type),
+                _device_filter(c.type) if takes_device and isinstance(c.type, TensorType) else c.type.filter,
+                c.strict,
+                c.allow_downcast,
+            )
             for c in input_storage[:n_in]
         ]
         self._out_cells = output_storage[:n_out]
@@ -423,9 +432,7 @@ class Function:
                 container.storage[0] = value
                 continue
             try:
-                container.storage[0] = container.type.filter(
-                    value, strict=container.strict, allow_downcast=container.allow_downcast
-                )
+                container.storage[0] = self._filters[k][3](value, container.strict, container.allow_downcast)
             except (TypeError, ValueError) as err:
                 raise self._bad_input(k, value, err) from None
 
@@ -854,6 +861,25 @@ def _as_is(type_: Any) -> tuple[np.dtype | None, int]:
     ):
         return type_.numpy_dtype, len(type_.shape)
     return None, -1
+
+
+def _device_filter(type_: TensorType) -> Callable[[Any, bool, bool | None], Any]:
+    """``type_.filter``, except that a device array (a type registered with
+    :func:`~arignote.graph.container.register_device_type`) of exactly the Type's dtype, rank
+    and static lengths passes as it is."""
+    filter_, dtype, shape = type_.filter, type_.numpy_dtype, type_.shape
+
+    def device_filter(value: Any, strict: bool = False, allow_downcast: bool | None = None) -> Any:
+        if (
+            type(value) in device_types
+            and value.dtype == dtype
+            and len(value.shape) == len(shape)
+            and all(s is None or s == n for s, n in zip(shape, value.shape))
+        ):
+            return value
+        return filter_(value, strict, allow_downcast)
+
+    return device_filter
 
 
 def _fresh_output(vm: Any, var: Any) -> bool:

@@ -220,3 +220,45 @@ def test_a_program_that_may_fail_donates_nothing() -> None:
     np.testing.assert_array_equal(p.get_value(), np.full(3, 4.0))
     assert float(f(0.5)) == 12.0
     np.testing.assert_array_equal(p.get_value(), np.full(3, 2.0))
+
+
+def test_device_arrays_of_the_inputs_type_pass_as_they_are(monkeypatch) -> None:
+    # (on a GPU, going through the filter would copy the array to the host and back)
+    import jax.numpy as jnp
+
+    from arignote.tensor.type import TensorType
+
+    filtered: list[str] = []
+    original = TensorType.filter
+
+    def spy(self, data, *args, **kwargs):
+        filtered.append(type(data).__name__)
+        return original(self, data, *args, **kwargs)
+
+    x = pt.dvector("x")
+    w = arignote.shared(np.zeros(3))
+    monkeypatch.setattr(TensorType, "filter", spy)
+    device = Mode(JAXLinker(device_outputs=True), get_mode("JAX").query)
+    plain = arignote.function([x], pt.exp(x), mode=device)
+    stateful = arignote.function([x], w.sum(), updates={w: w + x}, mode="JAX")
+    value = jnp.array([0.0, 1.0, 2.0])
+    out = plain(value)
+    out = plain(out)  # a device output chained into the next call
+    stateful(value)
+    stateful(x=value)
+    assert filtered == []
+    np.testing.assert_allclose(out, np.exp(np.exp([0.0, 1.0, 2.0])))
+    np.testing.assert_allclose(w.get_value(), [0.0, 2.0, 4.0])
+    # another dtype, rank or static length goes through the filter as any value does
+    np.testing.assert_allclose(plain(jnp.ones(3, dtype="float32")), np.full(3, np.e))
+    assert filtered == ["ArrayImpl"]
+    with pytest.raises(TypeError, match="Wrong number of dimensions"):
+        plain(jnp.ones((2, 2)))
+    y = pt.tensor("y", dtype="float64", shape=(2,))
+    static = arignote.function([y], pt.exp(y), mode="JAX")
+    static(jnp.ones(2))
+    assert filtered == ["ArrayImpl", "ArrayImpl"]  # (the matrix above)
+    with pytest.raises(TypeError, match="shape"):
+        static(jnp.ones(3))
+    # the other backends take NumPy values: a device array is converted
+    np.testing.assert_allclose(arignote.function([x], pt.exp(x))(value), np.exp([0.0, 1.0, 2.0]))

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The JAX backend's checks on a machine with a GPU, as one command: the devices JAX sees, the
+# JAX benchmark (bench/jax_backend.py, every workload, with the optimised programs of
+# arignote and of hand-written JAX written out for comparison) and the JAX test-suite.
+# Run from the repository root with a Python that has JAX for the GPU, NumPy, SciPy and
+# pytest (arignote itself comes from the checkout). Results go to $OUT (default
+# /tmp/jax-gpu): devices.txt, bench.txt, bench.json, hlo.tgz (the dumps, packed: the device
+# tool brings back at most 8 files), tests.txt. Each stage has a time limit so
+# that the whole fits in about 9 minutes:
+#
+#     bash bench/jax_gpu.sh
+set -uo pipefail
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+OUT="${OUT:-/tmp/jax-gpu}"
+PY="${PYTHON:-python3}"
+mkdir -p "$OUT"
+"$PY" -c "import jax, numpy, scipy; print('jax', jax.__version__, jax.devices())" | tee "$OUT/devices.txt"
+timeout 300 "$PY" bench/jax_backend.py --out "$OUT/bench.json" --dump-hlo "$OUT/hlo" 2>&1 | tee "$OUT/bench.txt"
+tar czf "$OUT/hlo.tgz" -C "$OUT" hlo && rm -r "$OUT/hlo"
+timeout 200 "$PY" -m pytest -q -p no:cacheprovider -x tests/link/jax arignote/link/jax \
+    $("$PY" -c "import xdist" 2>/dev/null && echo "-n 8") 2>&1 | tail -30 | tee "$OUT/tests.txt"

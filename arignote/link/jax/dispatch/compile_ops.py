@@ -19,7 +19,7 @@ import numpy as np
 from arignote.compile.ops import DeepCopyOp, FromFunctionOp
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
-from arignote.link.jax.dispatch.static import concrete, kept_errors
+from arignote.link.jax.dispatch.static import concrete, is_tracer, kept_errors
 
 __all__: list[str] = []
 
@@ -41,7 +41,7 @@ def _from_function(op: FromFunctionOp, node: Apply | None = None, **kwargs: Any)
         return tuple(np.asarray(c[0], dtype=o.type.numpy_dtype) for c, o in zip(cells, outputs))
 
     def run(*inputs: Any) -> Any:
-        if any(isinstance(x, jax.core.Tracer) for x in inputs):
+        if any(map(is_tracer, inputs)):
             out_shapes = shapes
             if not static and op._infer_shape is not None:  # the Op's infer_shape, on static shapes
                 found = op._infer_shape(None, node, [tuple(np.shape(x)) for x in inputs])

@@ -28,6 +28,7 @@ import numpy as np
 from arignote.graph.basic import Apply
 from arignote.ifelse import IfElse
 from arignote.link.jax.dispatch.basic import jax_funcify
+from arignote.link.jax.dispatch.static import is_tracer
 
 __all__ = ["choose"]
 
@@ -52,7 +53,7 @@ def choose(
     and runs one."""
     n = op.n_outs
     cast = _caster(node)
-    if not isinstance(cond, jax.core.Tracer):
+    if not is_tracer(cond):
         out = cast(then_fn() if bool(np.asarray(cond)) else else_fn())
         return out[0] if n == 1 else out
     shapes: dict[str, list] = {}

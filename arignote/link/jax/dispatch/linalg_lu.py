@@ -18,7 +18,7 @@ import numpy as np
 
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
-from arignote.link.jax.dispatch.static import concrete, raise_unless
+from arignote.link.jax.dispatch.static import concrete, is_tracer, raise_unless
 from arignote.tensor.linalg.composed import Lstsq
 from arignote.tensor.linalg.lu import LU, LUFactor, PivotToPermutations
 
@@ -80,7 +80,7 @@ def _lstsq(op: Lstsq, node: Apply | None = None, **kwargs: Any) -> Callable[...,
         residuals = jnp.sum(jnp.abs(b - a @ x) ** 2, axis=0).reshape(-1).astype(dtypes[1])
         if m <= n:
             residuals = jnp.zeros((0,), dtype=dtypes[1])
-        elif not isinstance(rank, jax.core.Tracer):
+        elif not is_tracer(rank):
             if int(rank) < n:
                 residuals = jnp.zeros((0,), dtype=dtypes[1])
         else:  # under jit the residuals' length must not depend on the rank: full rank it is

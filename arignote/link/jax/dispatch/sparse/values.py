@@ -85,8 +85,7 @@ def to_scipy(value: BCOO, format: str, dtype: str | None = None) -> Any:
     duplicate coordinates summed, entries in the format's order."""
     data = np.asarray(value.data)
     indices = np.asarray(value.indices).reshape(-1, 2)
-    n_rows, n_cols = value.shape
-    keep = (indices[:, 0] >= 0) & (indices[:, 0] < n_rows) & (indices[:, 1] >= 0) & (indices[:, 1] < n_cols)
+    keep = ~_outside(indices[:, 0], indices[:, 1], value.shape)  # (NumPy here: host values)
     if not keep.all():
         data, indices = data[keep], indices[keep]
     coo = scipy_sparse.coo_matrix((data, (indices[:, 0], indices[:, 1])), shape=value.shape)
@@ -115,7 +114,12 @@ def coordinates(value: BCOO) -> tuple[Any, Any]:
 def padding(value: BCOO) -> Any:
     """Which entries of ``value`` are padding (a coordinate outside the matrix)."""
     rows, cols = coordinates(value)
-    n_rows, n_cols = value.shape
+    return _outside(rows, cols, value.shape)
+
+
+def _outside(rows: Any, cols: Any, shape: tuple[int, int]) -> Any:
+    """Which coordinates fall outside a matrix of ``shape`` (NumPy or JAX arrays alike)."""
+    n_rows, n_cols = shape
     return (rows < 0) | (rows >= n_rows) | (cols < 0) | (cols >= n_cols)
 
 

@@ -26,12 +26,15 @@ from arignote.compile.mode import get_mode
 from arignote.graph.basic import Apply, Variable, clone_get_equiv
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import HasInnerGraph, Op
+from arignote.graph.traversal import ancestors
 from arignote.link.python.codegen import PyGenLinker
 from arignote.printing.debug import register_node_annotator
 from arignote.scan.loop import LoopPlan, StepError, loop_for
 from arignote.scan.scalar_loop import scalar_loop_for
 from arignote.scan.utils import ScanInfo
 from arignote.tensor.conversion import as_tensor_variable
+from arignote.tensor.join import stack
+from arignote.tensor.rewriting.shape import shape_feature
 from arignote.tensor.shape import Shape_i
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import cast, maximum, minimum
@@ -90,6 +93,7 @@ class Scan(Op, HasInnerGraph):
         self._fn: Any = None
         self._plan: LoopPlan | None = None
         self._scalar: Any = None  # the loop on NumPy scalars (False: none)
+        self._row_shapes: Any = None  # the per-step outputs' shapes, by inference (False: none)
         self.loop_stats = {"calls": 0, "steps": 0, "seconds": 0.0}
 
     # -- identity and printing --------------------------------------------------------------
@@ -123,6 +127,7 @@ class Scan(Op, HasInnerGraph):
         state["_fn"] = None
         state["_plan"] = None
         state["_scalar"] = None
+        state["_row_shapes"] = None
         return state
 
     def clone(self) -> Scan:
@@ -134,6 +139,7 @@ class Scan(Op, HasInnerGraph):
         res._fn = None
         res._plan = None
         res._scalar = None
+        res._row_shapes = None
         return res
 
     def with_info(self, info: ScanInfo) -> Scan:
@@ -428,14 +434,47 @@ class Scan(Op, HasInnerGraph):
                 output_storage[j][0] = cells[sl.start][0]
                 continue
             output_storage[j][0] = _ordered(bufs[j], rows[j], info.rec_len(j) + done, info.keep[j])
+        rows_of_none = None
         for m in range(info.n_nit_sot):
             o = info.n_rec + m
             buf = bufs[o]
-            if buf is None:  # no step ran: an empty output, unknown lengths as 0
+            if buf is None:  # no step ran: an empty output, its rows shaped as a step's would be
                 t = node.outputs[o].type
-                output_storage[o][0] = np.empty((0, *(d or 0 for d in t.shape[1:])), dtype=t.dtype)
+                if rows_of_none is None:
+                    rows_of_none = self.row_shapes(seqs, inits, non_seqs)
+                row = rows_of_none[m] or tuple(d or 0 for d in t.shape[1:])
+                output_storage[o][0] = np.empty((0, *row), dtype=t.dtype)
                 continue
             output_storage[o][0] = _ordered(buf, rows[o], done, info.keep[o])
+
+    def row_shapes(self, seqs: Sequence[Any], inits: Sequence[Any], non_seqs: Sequence[Any]) -> list:
+        """The shape of a step's stacked outputs, for a loop that ran no step: inferred from
+        the inner graph (its shape inference, compiled once), fed the sequences' row
+        shapes, the initial values' and the non-sequences (rows of zeros stand for values no
+        step read). None for an output whose shape inference needs its value computed, and
+        for all of them where inference fails: unknown lengths are then 0."""
+        info = self.info
+        if self._row_shapes is None:
+            self._row_shapes = _row_shape_function(self) or False
+        if self._row_shapes is False:
+            return [None] * info.n_nit_sot
+        fn, known = self._row_shapes
+        seq_sl, rec_sl, _ = info.inner_slices()
+        values: list[Any] = []
+        for i, sl in enumerate(seq_sl):
+            row = np.zeros(np.shape(seqs[i])[1:], dtype=self.inner_inputs[sl.start].type.dtype)
+            values += [row] * (sl.stop - sl.start)
+        for j, sl in enumerate(rec_sl):
+            t = self.inner_inputs[sl.start].type
+            init = inits[j]
+            value = np.zeros(np.shape(init)[1:], dtype=t.dtype) if _is_tensor(t) else init
+            values += [value] * (sl.stop - sl.start)
+        values += list(non_seqs)
+        try:
+            found = iter(fn(*values))
+        except Exception:  # (a shape computed from values no step produced)
+            return [None] * info.n_nit_sot
+        return [tuple(int(d) for d in next(found)) if ok else None for ok in known]
 
     # -- shapes ---------------------------------------------------------------------------------
 
@@ -501,6 +540,32 @@ class Scan(Op, HasInnerGraph):
             f"{self}: {s['calls']} call(s), {s['steps']} step(s), {s['seconds']:.6f} s in the loop, "
             f"{per:.2f} us per step"
         )
+
+
+def _row_shape_function(op: Scan) -> tuple[Any, list[bool]] | None:
+    """A compiled function of the inner inputs returning the shape of each per-step output
+    (those of the stacked outputs, ``nit_sot``) whose inferred shape does not need the output
+    computed, and which of them it returns; None where none does or compiling fails."""
+    fg = FunctionGraph(op.inner_inputs, op.inner_outputs, clone=True)
+    feature = shape_feature(fg)
+    info = op.info
+    shapes, known = [], []
+    for out in fg.outputs[info.n_rec : info.n_rec + info.n_nit_sot]:
+        dims = feature.shape_of(fg, out) if _is_tensor(out.type) else ()
+        symbolic = [d for d in dims if isinstance(d, Variable)]
+        # (an inner input passed through has the shape of the value fed; a computed output's
+        # inferred shape must not read the output itself)
+        ok = bool(dims) and (out.owner is None or not any(v is out for v in ancestors(symbolic)))
+        known.append(ok)
+        if ok:
+            shapes.append(stack([as_tensor_variable(d, dtype="int64") for d in dims]))
+    if not shapes:
+        return None
+    try:
+        fn = function(list(fg.inputs), shapes, mode=get_mode("FAST_COMPILE"), on_unused_input="ignore")
+    except Exception:
+        return None
+    return fn, known
 
 
 def _c_writeable(value: Any) -> Any:

@@ -102,12 +102,27 @@ def test_n_steps_rules():
     np.testing.assert_allclose(g(np.arange(3.0), 10), [0.0, 2.0, 4.0])  # the sequence shorter
 
 
-def test_zero_length_sequences_and_shapes():
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE", "NUMBA"])
+def test_zero_length_sequences_and_shapes(mode):
+    if mode == "NUMBA":
+        pytest.importorskip("numba")
     m = pt.dmatrix("m")
     ys, _ = arignote.scan(lambda a: pt.outer(a, a), sequences=[m])
-    g = arignote.function([m], ys)
-    assert g(np.ones((0, 3))).shape == (0, 0, 0)
-    assert g(np.ones((2, 3))).shape == (2, 3, 3)
+    g = arignote.function([m], [ys, ys.sum(axis=0)], mode=mode)
+    # no step: the rows are shaped as a step's would be (shape inference of the step), so
+    # that a sum over the steps is a matrix of zeros, as with JAX's lax.scan
+    empty, total = g(np.ones((0, 3)))
+    assert empty.shape == (0, 3, 3)
+    np.testing.assert_array_equal(total, np.zeros((3, 3)))
+    assert g(np.ones((2, 3)))[0].shape == (2, 3, 3)
+    # a step that returns a non-sequence as it is (the loop-invariant product moved out)
+    v, k = pt.dvector("v"), pt.iscalar("k")
+    zs, _ = arignote.scan(lambda v: pt.outer(v, v), non_sequences=[v], n_steps=k)
+    assert arignote.function([v, k], zs, mode=mode)(np.ones(4), 0).shape == (0, 4, 4)
+    # a length that depends on the values of the step's inputs: unknown, 0
+    xs = pt.lvector("xs")
+    rs, _ = arignote.scan(lambda x: pt.arange(x), sequences=[xs])
+    assert arignote.function([xs], rs, mode=mode)(np.zeros(0, dtype="int64")).shape == (0, 0)
     k = pt.iscalar("k")
     hs, _ = arignote.scan(lambda h: h * 2, outputs_info=[m], n_steps=k)
     assert arignote.function([m, k], hs)(np.ones((2, 3)), 0).shape == (0, 2, 3)

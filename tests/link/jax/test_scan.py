@@ -143,6 +143,11 @@ def test_zero_and_negative_step_counts_give_empty_results() -> None:
     for steps in (0, -1):
         a, b = f(1.0, steps)
         assert a.shape == (0,) and b.shape == (0,) and b.dtype == np.float64
+    # rows shaped as a step's, as the reference shapes them
+    m = pt.dmatrix("m")
+    outer, _ = arignote.scan(lambda a: pt.outer(a, a), sequences=[m])
+    for mode in ("JAX", "FAST_COMPILE"):
+        assert arignote.function([m], outer, mode=mode)(np.ones((0, 3))).shape == (0, 3, 3)
 
 
 def test_random_draws_inside_the_loop_carry_a_key() -> None:

@@ -164,6 +164,14 @@ def _scan(op: Scan, node: Apply) -> NumbaImpl:
         lines.append("        if stop:")
         lines.append("            done = t + 1")
         lines.append("            break")
+    unknown = [o for o in late if None in node.outputs[o].type.shape[1:]]
+    if unknown:
+        # no step ran: the rows' shape is a step's, which only shape inference says (the
+        # reference Scan's row_shapes): the call goes back to tier 1
+        lines.append("    if done == 0:")
+        lines.append(
+            f"        raise ValueError('Scan: no step ran, and the rows of output {unknown[0]} have unknown lengths')"
+        )
     results = []
     for b in range(n_rec + n_nit):
         total = f"{info.rec_len(b)} + done" if b < n_rec else "done"

@@ -4,8 +4,10 @@ them. Importing this package never imports Numba (it writes source text).
 """
 
 from arignote.link.numba.dispatch import (  # noqa: F401  (imported for their registrations)
+    diag,
     elemwise,
     join,
+    linalg,
     products,
     random,
     shape,

@@ -1,6 +1,7 @@
 """Numba functions of shapes and simple constructors: :mod:`arignote.tensor.shape`
 (``Shape``, ``Shape_i``, ``SpecifyShape``, ``Reshape``, ``MakeVector``),
-:mod:`arignote.tensor.alloc` (``Alloc``) and :mod:`arignote.tensor.conversion`
+:mod:`arignote.tensor.alloc` (``Alloc``, ``Eye``), :mod:`arignote.tensor.ranges` (``ARange``)
+and :mod:`arignote.tensor.conversion`
 (``TensorFromScalar``, ``ScalarFromTensor``: a 0-d tensor already is a scalar here).
 """
 
@@ -16,8 +17,9 @@ from arignote.link.numba.dispatch.basic import (
     numba_funcify,
     shape_tuple,
 )
-from arignote.tensor.alloc import Alloc
+from arignote.tensor.alloc import Alloc, Eye
 from arignote.tensor.conversion import ScalarFromTensor, TensorFromScalar
+from arignote.tensor.ranges import ARange
 from arignote.tensor.shape import MakeVector, Reshape, Shape, Shape_i, SpecifyShape
 
 __all__: list[str] = []
@@ -131,3 +133,33 @@ def _tensor_from_scalar(op: TensorFromScalar, node: Apply) -> NumbaImpl:
 def _scalar_from_tensor(op: ScalarFromTensor, node: Apply) -> NumbaImpl:
     check_types(node, str(op))
     return NumbaImpl(f"def impl(x):\n    return {nb_dtype(node.outputs[0].type.dtype)}(x)\n")
+
+
+@numba_funcify.register(Eye)
+def _eye(op: Eye, node: Apply) -> NumbaImpl:
+    check_types(node, str(op))
+    dtype = nb_dtype(op.dtype)
+    return NumbaImpl(
+        "def impl(n, m, k):\n"
+        "    if n < 0 or m < 0:\n"
+        "        raise ValueError('Eye: a negative length')\n"
+        f"    o = np.zeros((n, m), {dtype})\n"
+        "    for i in range(max(0, -k), min(n, m - k)):\n"
+        f"        o[i, i + k] = {dtype}(1)\n"
+        "    return o\n"
+    )
+
+
+@numba_funcify.register(ARange)
+def _arange(op: ARange, node: Apply) -> NumbaImpl:
+    check_types(node, str(op))
+    kinds = {v.type.dtype[0] for v in node.inputs}
+    if op.dtype.startswith(("int", "uint")) and kinds - {"i", "u"}:
+        # (NumPy steps such a range in the integer dtype; the float range cast would differ)
+        raise NoNumbaImpl(f"{op}: an integer range of float bounds")
+    return NumbaImpl(
+        "def impl(start, stop, step):\n"
+        "    if step == 0:\n"
+        "        raise ValueError('ARange: step is 0')\n"
+        f"    return np.arange(start, stop, step).astype({nb_dtype(op.dtype)})\n"
+    )

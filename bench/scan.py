@@ -219,22 +219,28 @@ def measure(lib: str, case: str, repeats: int) -> dict:
         fn = BUILDERS[lib](case)
         first = fn(*args)
         rec["compile"] = time.perf_counter() - t0
-
-        def run() -> tuple[float, Any]:
-            t = time.perf_counter()
-            out = fn(*args)
-            return time.perf_counter() - t, out
-
-        rec["call"], out, rec["calls"] = best_of(run, repeats, budget=5.0)
-        out = out if isinstance(out, (list, tuple)) else [out]
-        ref = numpy_reference(case, args)
-        rec["max_err"] = max(
-            float(np.max(np.abs(np.asarray(o) - r) / (np.abs(r) + 1.0))) for o, r in zip(out, ref)
-        )
         del first
+        _time_calls(rec, fn, case, args, repeats)
     except Exception as err:  # a library that fails a case: an entry in the table
         rec["error"] = f"{type(err).__name__}: {str(err)[:200]}"
     return rec
+
+
+def _time_calls(rec: dict, fn: Callable, case: str, args: list, repeats: int) -> None:
+    """``rec``'s call time (the best of ``repeats`` calls), number of calls and largest
+    relative difference from the NumPy loop."""
+
+    def run() -> tuple[float, Any]:
+        t = time.perf_counter()
+        out = fn(*args)
+        return time.perf_counter() - t, out
+
+    rec["call"], out, rec["calls"] = best_of(run, repeats, budget=5.0)
+    out = out if isinstance(out, (list, tuple)) else [out]
+    ref = numpy_reference(case, args)
+    rec["max_err"] = max(
+        float(np.max(np.abs(np.asarray(o) - r) / (np.abs(r) + 1.0))) for o, r in zip(out, ref)
+    )
 
 
 #: states of FAST_RUN's whole-graph function that are still on the way (see
@@ -263,18 +269,7 @@ def measure_settled(case: str, repeats: int, budget: float = 120.0) -> dict:
                 wait_for_kernels(budget)
         rec["compile"] = time.perf_counter() - t0
         rec["state"] = whole.state if whole is not None else "no whole-graph function"
-
-        def run() -> tuple[float, Any]:
-            t = time.perf_counter()
-            out = fn(*args)
-            return time.perf_counter() - t, out
-
-        rec["call"], out, rec["calls"] = best_of(run, repeats, budget=5.0)
-        out = out if isinstance(out, (list, tuple)) else [out]
-        ref = numpy_reference(case, args)
-        rec["max_err"] = max(
-            float(np.max(np.abs(np.asarray(o) - r) / (np.abs(r) + 1.0))) for o, r in zip(out, ref)
-        )
+        _time_calls(rec, fn, case, args, repeats)
     except Exception as err:
         rec["error"] = f"{type(err).__name__}: {str(err)[:200]}"
     return rec

@@ -159,6 +159,11 @@ MODULE_GETATTR: dict[str, str] = {
         "earlier versions (PyMC's JAX samplers) imports them from here; traversal imports "
         "this module, so a top-level import would be a cycle"
     ),
+    "arignote.compile.maker": (
+        "serves function, which PyTensor 3 defines in compile/maker.py (from pytensor.compile.maker "
+        "import function); its home, compile/function.py, imports this module, so a top-level "
+        "import would be a cycle"
+    ),
     "arignote": (
         "arignote.sparse is imported on first access (as in PyTensor): it imports scipy.sparse, "
         "~0.2 s, which most programs never need"

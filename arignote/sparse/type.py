@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as scipy_sparse
 
 from arignote.graph.basic import Variable
-from arignote.graph.type import Type
+from arignote.graph.type import HasDataType, HasShape, Type
 from arignote.scalar.type import _normalize_dtype
 
 __all__ = [
@@ -76,7 +76,7 @@ def _fmt_shape(shape: tuple) -> str:
     return "(" + ", ".join("?" if s is None else str(s) for s in shape) + ")"
 
 
-class SparseTensorType(Type):
+class SparseTensorType(Type, HasDataType, HasShape):
     """The Type of 2-d ``scipy.sparse`` matrices of one ``format`` and ``dtype``.
 
     ``shape`` holds static lengths (``None``: unknown); sparse matrices never broadcast, so

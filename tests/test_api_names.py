@@ -269,9 +269,8 @@ INTERNALS: list[tuple[str, set[str], str]] = [
     ),
     (
         "pytensor.graph.utils",
-        {"AssocList", "add_tag_trace", "get_variable_trace_string", "simple_extract_stack"},
-        "PyTensor's eager stack capture into tag.trace and its helpers; arignote records the "
-        "user's file:line cheaply on each node (graph.utils.user_frame_site, format_site)",
+        {"AssocList"},
+        "a list-backed mapping PyTensor's internals use for unhashable keys",
     ),
     (
         "pytensor.graph.features",
@@ -311,7 +310,7 @@ INTERNALS: list[tuple[str, set[str], str]] = [
     ),
     (
         "pytensor.tensor.random.type",
-        {"AbstractRandomGeneratorType", "as_rng", "gen_states_keys", "numpy_bit_gens"},
+        {"AbstractRandomGeneratorType", "gen_states_keys", "numpy_bit_gens"},
         "PyTensor's base Type and the tables its generator Type uses to check and copy NumPy "
         "bit-generator states",
     ),

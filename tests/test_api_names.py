@@ -359,8 +359,6 @@ INTERNALS: list[tuple[str, set[str], str]] = [
             "local_join_to_repeat",
             "local_merge_alloc",
             "local_merge_switch_same_cond",
-            "local_remove_all_assert",
-            "local_remove_useless_assert",
             "local_scalar_tensor_scalar",
             "local_second_sink",
             "local_second_to_alloc",
@@ -376,7 +374,7 @@ INTERNALS: list[tuple[str, set[str], str]] = [
             "topological_second_sink",
         },
         "PyTensor's individual rewrite rules; arignote's rules are in tensor/rewriting/<topic>.py "
-        "under their own names (register_*, constant folding and the topo_* folders exist here)",
+        "under their own names (register_*, the constant folders and the Assert removals exist here)",
     ),
     (
         "pytensor.tensor.variable",

@@ -35,9 +35,13 @@ from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import constant_folding, in2out, node_rewriter
 from arignote.graph.rewriting.db import stage_db
+from arignote.tensor.conversion import NotScalarConstantError, get_scalar_constant_value
+from arignote.tensor.raising import Assert, CheckAndRaise
 
 __all__ = [
     "constant_folding",
+    "local_remove_all_assert",
+    "local_remove_useless_assert",
     "register_canonicalize",
     "register_specialize",
     "register_stabilize",
@@ -114,3 +118,42 @@ topo_constant_folding = in2out(constant_folding, ignore_newtrees=True, name="top
 topo_unconditional_constant_folding = in2out(
     unconditional_constant_folding, ignore_newtrees=True, name="topo_unconditional_constant_folding"
 )
+
+
+# --- run-time checks (CheckAndRaise, Assert) ----------------------------------------------
+
+
+@register_useless
+@node_rewriter([CheckAndRaise])
+def local_remove_useless_assert(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """A check's conditions that are constants and true are dropped; a check left with no
+    condition is its value. (A condition that is a false constant stays: the check fails
+    when the function runs.)"""
+    value, *conds = node.inputs
+    kept = []
+    for cond in conds:
+        try:
+            if get_scalar_constant_value(cond):
+                continue
+        except NotScalarConstantError:
+            pass
+        kept.append(cond)
+    if not kept:
+        return [value]
+    if len(kept) < len(conds):
+        return [node.op(value, *kept)]
+    return None
+
+
+@node_rewriter([Assert])
+def local_remove_all_assert(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """Every ``Assert`` is removed, its value passed on unchecked. Unsafe, so never on by
+    default: ``mode.including("local_remove_all_assert")`` (or ``"unsafe"``) turns it on.
+    ``CheckAndRaise`` nodes of other exception types stay."""
+    return [node.inputs[0]]
+
+
+for _stage in ("canonicalize", "stabilize", "specialize"):
+    stage_db(_stage).register(
+        "local_remove_all_assert", local_remove_all_assert, "unsafe", use_db_name_as_tag=False
+    )

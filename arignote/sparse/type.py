@@ -21,7 +21,7 @@ Sparse(float64, shape=(?, ?), format=csr)
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as scipy_sparse
@@ -31,6 +31,7 @@ from arignote.graph.type import HasDataType, HasShape, Type
 from arignote.scalar.type import _normalize_dtype
 
 __all__ = [
+    "SparsityTypes",
     "SparseTensorType",
     "all_dtypes",
     "complex_dtypes",
@@ -44,6 +45,10 @@ __all__ = [
     "tensor_continuous_dtypes",
     "tensor_discrete_dtypes",
 ]
+
+#: the sparse formats a :class:`SparseTensorType` may have (PyTensor's name; it also lists
+#: ``"bsr"``, whose Type no Op computes with there and arignote does not have)
+SparsityTypes = Literal["csr", "csc"]
 
 #: the formats a SparseTensorType may have
 sparse_formats = ["csc", "csr"]

@@ -55,3 +55,30 @@ def test_exceptions_module_and_values_eq_approx_always_true():
         pt.get_underlying_scalar_constant_value(pt.dscalar("x"))
     assert issubclass(pt.exceptions.ShapeError, ValueError)
     assert pt.values_eq_approx_always_true(np.zeros(2), np.array([np.nan, 1.0])) is True
+
+
+def test_xlogx_module_warns_and_computes_x_log_x_with_zero_at_zero():
+    from arignote.tensor.xlogx import xlogx, xlogy0
+
+    x, y = pt.dvector("x"), pt.dvector("y")
+    xv, yv = np.array([0.0, 0.5, 2.0]), np.array([3.0, 0.0, 4.0])
+    with pytest.warns(FutureWarning, match="xlogy"):
+        a = xlogx(x)
+    with pytest.warns(FutureWarning, match="xlogy"):
+        b = xlogy0(x, y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.testing.assert_allclose(a.eval({x: xv}), np.where(xv == 0, 0.0, xv * np.log(xv)))
+        expected = np.where(xv == 0, 0.0, xv * np.log(yv))
+    np.testing.assert_allclose(b.eval({x: xv, y: yv}), expected)
+
+
+def test_blas_gemm_and_gemv_are_the_instances_that_return_new_arrays():
+    import arignote
+    from arignote.tensor import blas
+
+    assert blas.gemm is blas.gemm_no_inplace and blas.gemv is blas.gemv_no_inplace
+    z, a, x, y, b = pt.dmatrix("z"), pt.dscalar("a"), pt.dmatrix("x"), pt.dmatrix("y"), pt.dscalar("b")
+    rng = np.random.default_rng(0)
+    zv, xv, yv = rng.normal(size=(2, 3)), rng.normal(size=(2, 4)), rng.normal(size=(4, 3))
+    f = arignote.function([z, a, x, y, b], blas.gemm(z, a, x, y, b), mode="FAST_COMPILE")
+    np.testing.assert_allclose(f(zv, 2.0, xv, yv, 0.5), 0.5 * zv + 2.0 * xv @ yv)

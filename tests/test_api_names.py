@@ -648,6 +648,13 @@ LEFT_OUT: list[tuple[str, set[str], str]] = [
         "an Op that opens pdb when a condition holds at run time: not built yet",
     ),
     (
+        "pytensor.tensor.xlogx",
+        {"xlogx", "xlogy0"},
+        "in PyTensor 3 pt.xlogx is this deprecated module; here pt.xlogx and pt.xlogy0 are the "
+        "elementwise functions (special.xlogy is the current one), and a module of that name "
+        "would replace pt.xlogx when imported",
+    ),
+    (
         "pytensor.tensor.fourier",
         {"Fourier", "fft"},
         "PyTensor's legacy complex FFT Op (tensor.fft's rfft and irfft are the current API)",

@@ -57,21 +57,6 @@ def test_exceptions_module_and_values_eq_approx_always_true():
     assert pt.values_eq_approx_always_true(np.zeros(2), np.array([np.nan, 1.0])) is True
 
 
-def test_xlogx_module_warns_and_computes_x_log_x_with_zero_at_zero():
-    from arignote.tensor.xlogx import xlogx, xlogy0
-
-    x, y = pt.dvector("x"), pt.dvector("y")
-    xv, yv = np.array([0.0, 0.5, 2.0]), np.array([3.0, 0.0, 4.0])
-    with pytest.warns(FutureWarning, match="xlogy"):
-        a = xlogx(x)
-    with pytest.warns(FutureWarning, match="xlogy"):
-        b = xlogy0(x, y)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        np.testing.assert_allclose(a.eval({x: xv}), np.where(xv == 0, 0.0, xv * np.log(xv)))
-        expected = np.where(xv == 0, 0.0, xv * np.log(yv))
-    np.testing.assert_allclose(b.eval({x: xv, y: yv}), expected)
-
-
 def test_blas_gemm_and_gemv_are_the_instances_that_return_new_arrays():
     import arignote
     from arignote.tensor import blas

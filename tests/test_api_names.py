@@ -256,7 +256,7 @@ INTERNALS: list[tuple[str, set[str], str]] = [
     (
         "pytensor.compile.mode",
         {"fast_run_linkers_to_mode"},
-        "the table PyTensor's config uses to pick a mode from config.linker",
+        "the table PyTensor's get_mode uses to pick FAST_RUN's mode from config.linker",
     ),
     (
         "pytensor.compile.builders",
@@ -301,7 +301,8 @@ INTERNALS: list[tuple[str, set[str], str]] = [
     (
         "pytensor.graph.features",
         {"register_feature_callback"},
-        "a hook of PyTensor's FunctionGraph callbacks",
+        "the decorator that marks the Feature methods PyTensor's FunctionGraph dispatches "
+        "callbacks to (arignote's FunctionGraph calls the methods a Feature has)",
     ),
     (
         "pytensor.raise_op",

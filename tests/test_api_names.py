@@ -644,11 +644,6 @@ LEFT_OUT: list[tuple[str, set[str], str]] = [
         "uses it); arignote's Scan keeps its own layout (scan/op.py) and has no such view yet",
     ),
     (
-        "pytensor.breakpoint",
-        {"PdbBreakpoint"},
-        "an Op that opens pdb when a condition holds at run time: not built yet",
-    ),
-    (
         "pytensor.tensor.xlogx",
         {"xlogx", "xlogy0"},
         "in PyTensor 3 pt.xlogx is this deprecated module; here pt.xlogx and pt.xlogy0 are the "

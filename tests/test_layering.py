@@ -70,6 +70,8 @@ LAYERS: tuple[tuple[str, int], ...] = (
     ("arignote.compile.*", 7),
     # pytensor.raise_op's path: a face of tensor.raising (Assert, CheckAndRaise)
     ("arignote.raise_op", 4),
+    # pytensor.breakpoint's path: a face of tensor.breakpoint (PdbBreakpoint)
+    ("arignote.breakpoint", 4),
     # pytensor.basic's path: as_symbolic converts values to tensors, slices, None
     ("arignote.basic", 4),
     # plain-Python and NumPy helpers at pytensor.utils's and pytensor.npy_2_compat's paths

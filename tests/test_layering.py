@@ -70,6 +70,8 @@ LAYERS: tuple[tuple[str, int], ...] = (
     ("arignote.compile.*", 7),
     # pytensor.raise_op's path: a face of tensor.raising (Assert, CheckAndRaise)
     ("arignote.raise_op", 4),
+    # pytensor.breakpoint's path: a face of tensor.breakpoint (PdbBreakpoint)
+    ("arignote.breakpoint", 4),
     # pytensor.basic's path: as_symbolic converts values to tensors, slices, None
     ("arignote.basic", 4),
     # plain-Python and NumPy helpers at pytensor.utils's and pytensor.npy_2_compat's paths
@@ -158,6 +160,11 @@ MODULE_GETATTR: dict[str, str] = {
         "ancestors, io_toposort, ...) with PyTensor's FutureWarning, as code written for "
         "earlier versions (PyMC's JAX samplers) imports them from here; traversal imports "
         "this module, so a top-level import would be a cycle"
+    ),
+    "arignote.compile.maker": (
+        "serves function, which PyTensor 3 defines in compile/maker.py (from pytensor.compile.maker "
+        "import function); its home, compile/function.py, imports this module, so a top-level "
+        "import would be a cycle"
     ),
     "arignote": (
         "arignote.sparse is imported on first access (as in PyTensor): it imports scipy.sparse, "

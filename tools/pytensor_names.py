@@ -19,6 +19,7 @@ whether a package has a submodule as an attribute depends on what was imported b
 
 from __future__ import annotations
 
+import ast
 import collections.abc
 import importlib
 import inspect
@@ -48,17 +49,120 @@ MODULES = [
     "pytensor.gradient",
     "pytensor.printing",
     "pytensor.sparse",
+    "pytensor.compile.mode",
+    "pytensor.compile.maker",
+    "pytensor.compile.executor",
+    "pytensor.compile.rebuild",
+    "pytensor.compile.aliasing",
+    "pytensor.compile.builders",
+    "pytensor.compile.ops",
+    "pytensor.compile.sharedvalue",
+    "pytensor.compile.io",
+    "pytensor.graph",
+    "pytensor.graph.op",
+    "pytensor.graph.type",
+    "pytensor.graph.replace",
+    "pytensor.graph.features",
+    "pytensor.graph.utils",
+    "pytensor.graph.rewriting.basic",
+    "pytensor.graph.rewriting.db",
+    "pytensor.graph.rewriting.utils",
+    "pytensor.scan",
+    "pytensor.scan.basic",
+    "pytensor.ifelse",
+    "pytensor.raise_op",
+    "pytensor.tensor.basic",
+    "pytensor.tensor.elemwise",
+    "pytensor.tensor.subtensor",
+    "pytensor.tensor.shape",
+    "pytensor.tensor.variable",
+    "pytensor.tensor.type",
+    "pytensor.tensor.blockwise",
+    "pytensor.tensor.sort",
+    "pytensor.tensor.random.op",
+    "pytensor.tensor.random.type",
+    "pytensor.tensor.random.utils",
+    "pytensor.tensor.random.variable",
+    "pytensor.tensor.rewriting.basic",
+    "pytensor.tensor.signal",
+    "pytensor.tensor.einsum",
+    "pytensor.tensor.reshape",
+    "pytensor.tensor.utils",
+    "pytensor.tensor.optimize",
+    "pytensor.link.basic",
+    "pytensor.link.jax",
+    "pytensor.link.jax.dispatch",
+    "pytensor.link.jax.ops",
+    "pytensor.link.numba",
+    "pytensor.assumptions",
+    "pytensor.breakpoint",
+    "pytensor.npy_2_compat",
+    "pytensor.utils",
+    "pytensor.compile.debug.debugmode",
+    "pytensor.compile.debug.dump",
+    "pytensor.compile.debug.monitormode",
+    "pytensor.compile.debug.nanguardmode",
+    "pytensor.compile.debug.profiling",
+    "pytensor.graph.destroyhandler",
+    "pytensor.graph.null_type",
+    "pytensor.scan.op",
+    "pytensor.scan.utils",
+    "pytensor.scan.views",
+    "pytensor.scan.checkpoints",
+    "pytensor.tensor.exceptions",
+    "pytensor.tensor.fft",
+    "pytensor.tensor.fourier",
+    "pytensor.tensor.functional",
+    "pytensor.tensor.interpolate",
+    "pytensor.tensor.pad",
+    "pytensor.tensor.sharedvar",
+    "pytensor.tensor.symbolic",
+    "pytensor.tensor.type_other",
+    "pytensor.tensor.xlogx",
+    "pytensor.tensor.blas",
+    "pytensor.tensor.random.rewriting",
+    "pytensor.sparse.basic",
+    "pytensor.sparse.math",
+    "pytensor.sparse.type",
+    "pytensor.sparse.variable",
+    "pytensor.sparse.sharedvar",
+    "pytensor.misc.ordered_set",
+    "pytensor.misc.frozendict",
+    "pytensor.misc.may_share_memory",
+    "pytensor.misc.pkl_utils",
 ]
 
 _TYPING_NAMES = set(dir(typing)) | set(dir(collections.abc))
 
 
-def _is_own(obj: object, module_name: str) -> bool:
+def _imported_names(module: types.ModuleType) -> set[str]:
+    """The names that a plain module's source binds by an ``import`` statement.
+
+    A package's ``__init__`` re-exports what it imports on purpose, so this is empty for one;
+    a module (``tensor/sort.py``) that imports ``eq`` or ``switch`` for its own use does not
+    offer them.
+    """
+    if hasattr(module, "__path__"):
+        return set()
+    try:
+        tree = ast.parse(inspect.getsource(module))
+    except (OSError, TypeError):
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom | ast.Import):
+            for alias in node.names:
+                names.add(alias.asname or alias.name.split(".")[0])
+    return names
+
+
+def _is_own(obj: object, module_name: str, name: str, imported: set[str]) -> bool:
     """Whether ``obj``, found in ``module_name`` (which has no ``__all__``), is that module's.
 
     Its own are: its submodules, the classes and functions defined in it or in its submodules,
-    and values (instances) other than the global ``config``. What it imported from elsewhere in
-    PyTensor (``pytensor.printing.Apply``, ``pytensor.scalar.config``) is not.
+    and values (instances and type aliases) other than the global ``config``, type variables
+    (``TypeVar("T")``) and what the module's source imports. What it imported from elsewhere in PyTensor
+    (``pytensor.printing.Apply``, ``pytensor.scalar.config``, ``pytensor.tensor.sort.eq``) is not.
     """
     import pytensor
 
@@ -68,6 +172,8 @@ def _is_own(obj: object, module_name: str) -> bool:
     if inspect.isclass(obj) or inspect.isroutine(obj):
         defined_in = str(getattr(obj, "__module__", "") or "")
         return defined_in == module_name or defined_in.startswith(home)
+    if isinstance(obj, typing.TypeVar) or name in imported:
+        return False
     return obj is not pytensor.config
 
 
@@ -82,6 +188,7 @@ def public_names(module_name: str) -> tuple[list[str], list[str]]:
     has_all = names is not None
     if not has_all:
         names = [n for n in dir(module) if not n.startswith("_") and n not in _TYPING_NAMES]
+    imported = set() if has_all else _imported_names(module)
     kept, submodules = [], []
     for name in names:
         try:
@@ -90,7 +197,7 @@ def public_names(module_name: str) -> tuple[list[str], list[str]]:
                 obj = getattr(module, name)
         except Exception:  # PyTensor lists it but cannot import it
             continue
-        if has_all or _is_own(obj, module_name):
+        if has_all or _is_own(obj, module_name, name, imported):
             kept.append(name)
             if isinstance(obj, types.ModuleType):
                 submodules.append(name)

@@ -10,7 +10,7 @@ from typing import Any
 from arignote.compile.executor import Function, _make_profile
 from arignote.compile.io import SymbolicInput, SymbolicOutput
 from arignote.compile.mode import Mode, get_mode
-from arignote.compile.rebuild import _pairs, rebuild_collect_shared
+from arignote.compile.rebuild import UnusedInputError, _pairs, rebuild_collect_shared
 from arignote.configdefaults import config
 from arignote.graph.basic import Variable
 from arignote.graph.container import Container
@@ -22,8 +22,14 @@ from arignote.graph.utils import MissingInputError
 __all__ = ["FunctionMaker", "UnusedInputError"]
 
 
-class UnusedInputError(Exception):
-    """An explicit input of ``function`` is not needed to compute any output."""
+def __getattr__(name: str) -> Any:
+    # PyTensor 3 keeps ``function`` in compile/maker.py; its home here is compile/function.py,
+    # which imports this module, so it is served on first access
+    if name == "function":
+        from arignote.compile.function import function
+
+        return function
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class FunctionMaker:

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from arignote.compile.debug.dump import PrintCurrentFunctionGraph
 from arignote.configdefaults import config
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.rewriting.basic import (
@@ -59,6 +60,7 @@ __all__ = [
     "OPT_MERGE",
     "OPT_NONE",
     "PIPELINE",
+    "PrintCurrentFunctionGraph",
     "STAGE_POSITIONS",
     "STAGE_TAGS",
     "optdb",

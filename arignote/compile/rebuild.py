@@ -10,7 +10,11 @@ from arignote.graph.basic import Constant, Variable, clone_get_equiv
 from arignote.graph.shared import SharedVariable
 from arignote.graph.traversal import graph_inputs
 
-__all__ = ["rebuild_collect_shared"]
+__all__ = ["UnusedInputError", "rebuild_collect_shared"]
+
+
+class UnusedInputError(Exception):
+    """An explicit input of ``function`` is not needed to compute any output."""
 
 
 def _pairs(mapping: Any, what: str) -> list[tuple[Any, Any]]:

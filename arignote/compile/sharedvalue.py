@@ -15,6 +15,6 @@ array([0., 0., 0.])
 ...     w.set_value(np.ones(3)); b.set_value(1.0)
 """
 
-from arignote.graph.shared import SharedVariable, locked, shared, shared_constructor
+from arignote.graph.shared import SharedVariable, collect_new_shareds, locked, shared, shared_constructor
 
-__all__ = ["SharedVariable", "locked", "shared", "shared_constructor"]
+__all__ = ["SharedVariable", "collect_new_shareds", "locked", "shared", "shared_constructor"]

@@ -4,7 +4,17 @@ from arignote.graph.basic import Apply, Constant, Variable, clone, clone_get_equ
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import Op
 from arignote.graph.replace import clone_replace, graph_replace, vectorize_graph
-from arignote.graph.traversal import ancestors, applys_between, graph_inputs, io_toposort, toposort
+from arignote.graph.rewriting.basic import graph_rewriter, node_rewriter
+from arignote.graph.rewriting.db import RewriteDatabaseQuery
+from arignote.graph.rewriting.utils import rewrite_graph
+from arignote.graph.traversal import (
+    ancestors,
+    applys_between,
+    explicit_graph_inputs,
+    graph_inputs,
+    io_toposort,
+    toposort,
+)
 from arignote.graph.type import Type
 
 __all__ = [
@@ -12,6 +22,7 @@ __all__ = [
     "Constant",
     "FunctionGraph",
     "Op",
+    "RewriteDatabaseQuery",
     "Type",
     "Variable",
     "ancestors",
@@ -20,9 +31,13 @@ __all__ = [
     "clone_get_equiv",
     "clone_replace",
     "equal_computations",
+    "explicit_graph_inputs",
     "graph_inputs",
     "graph_replace",
+    "graph_rewriter",
     "io_toposort",
+    "node_rewriter",
+    "rewrite_graph",
     "toposort",
     "vectorize_graph",
 ]

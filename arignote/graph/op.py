@@ -34,11 +34,50 @@ from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import disconnected_type
 from arignote.graph.utils import MetaObject
 
-__all__ = ["HasInnerGraph", "Op", "PassThroughOp", "ThunkType", "has_own_thunk"]
+__all__ = [
+    "BasicThunkType",
+    "HasInnerGraph",
+    "InputStorageType",
+    "Op",
+    "OutputStorageType",
+    "PassThroughOp",
+    "PerformMethodType",
+    "StorageCellType",
+    "ThunkCallableType",
+    "ThunkType",
+    "has_own_thunk",
+    "io_connection_pattern",
+    "is_thunk_type",
+]
 
 ThunkType = Callable[[], None]
 StorageMapType = dict
 ComputeMapType = dict
+
+# the storage-cell protocol's shapes, for annotations (PyTensor's names)
+#: one value's cell: a one-element list, ``[None]`` until computed
+StorageCellType = list[Any | None]
+#: ``perform``'s ``output_storage`` and a thunk's input cells: one cell per Variable
+InputStorageType = list[StorageCellType]
+OutputStorageType = list[StorageCellType]
+#: ``Op.perform(node, inputs, output_storage)``
+PerformMethodType = Callable[[Apply, list[Any], OutputStorageType], None]
+#: a thunk: computes its node's outputs into their cells
+BasicThunkType = Callable[[], None]
+#: a function making a thunk from a perform method, the storage and compute maps and a node
+ThunkCallableType = Callable[[PerformMethodType, StorageMapType, ComputeMapType, Apply], None]
+
+
+def is_thunk_type(thunk: Callable[..., Any]) -> ThunkType:
+    """``thunk``, typed as a thunk (for type checkers; it is returned as it is).
+
+    >>> f = lambda: None
+    >>> is_thunk_type(f) is f
+    True
+    """
+    if not callable(thunk):
+        raise TypeError(f"a thunk must be callable, got {type(thunk).__name__} {thunk!r}")
+    return thunk
 
 
 class Op(MetaObject):
@@ -367,3 +406,47 @@ class HasInnerGraph:
 
     def clone(self) -> Op:
         raise NotImplementedError(f"{type(self).__name__} must define clone")
+
+
+def io_connection_pattern(inputs: Sequence[Variable], outputs: Sequence[Variable]) -> list[list[bool]]:
+    """Which ``outputs`` depend on which ``inputs`` of the subgraph between them.
+
+    Row ``i``, column ``j`` is true when output ``j`` is connected to input ``i`` through the
+    nodes' own ``connection_pattern`` (an Op without one connects every input to every
+    output), the pattern that an Op holding this subgraph as its inner graph has.
+
+    >>> import arignote.tensor as pt
+    >>> x, y = pt.dscalar("x"), pt.dscalar("y")
+    >>> io_connection_pattern([x, y], [x * 2, x + y])
+    [[True, True], [False, True]]
+    """
+    from arignote.graph.traversal import io_toposort
+
+    inputs, outputs = list(inputs), list(outputs)
+    deps: dict[Variable, frozenset[int]] = {v: frozenset((k,)) for k, v in enumerate(inputs)}
+    empty: frozenset[int] = frozenset()
+    for node in io_toposort(inputs, outputs):
+        in_deps = [deps.get(v, empty) for v in node.inputs]
+        pattern = _node_connection_pattern(node)
+        for j, out in enumerate(node.outputs):
+            if pattern is None:
+                deps[out] = empty.union(*in_deps)
+            else:
+                deps[out] = empty.union(*(d for d, row in zip(in_deps, pattern, strict=True) if row[j]))
+    return [[k in deps.get(o, empty) for o in outputs] for k in range(len(inputs))]
+
+
+def _node_connection_pattern(node: Apply) -> list[list[bool]] | None:
+    """The node's Op's connection pattern (an Elemwise's: its scalar op's), or ``None``."""
+    fn = getattr(node.op, "connection_pattern", None)
+    if fn is None:
+        fn = getattr(getattr(node.op, "scalar_op", None), "connection_pattern", None)
+        if fn is None:
+            return None
+    pattern = fn(node)
+    if len(pattern) != len(node.inputs) or any(len(row) != len(node.outputs) for row in pattern):
+        raise ValueError(
+            f"{node.op}.connection_pattern must give one row per input ({len(node.inputs)}) of one "
+            f"entry per output ({len(node.outputs)}); got {pattern!r} for {node}"
+        )
+    return pattern

@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -39,10 +40,13 @@ __all__ = [
     "graph_replace",
     "register_batch_rule",
     "register_value_batching",
+    "vectorize",
     "vectorize_graph",
 ]
 
 ReplaceType = Mapping[Variable, Any] | Iterable[tuple[Variable, Any]] | None
+#: the replacements ``graph_replace`` takes (PyTensor's name): pairs or a dict
+ReplaceTypes = Iterable[tuple[Variable, Variable]] | dict[Variable, Variable]
 
 
 def _pairs(replace: ReplaceType, strict: bool) -> dict[Variable, Variable]:
@@ -193,6 +197,14 @@ def _batching_of(t: Type) -> ValueBatching:
     raise TypeError(
         f"vectorize_graph: values of Type {t} cannot be batched (no batching for {type(t).__name__})"
     )
+
+
+def vectorize(
+    outputs: Variable | Sequence[Variable], replace: Mapping[Variable, Any]
+) -> Variable | list[Variable]:
+    """:func:`vectorize_graph` under its old name (with PyTensor's UserWarning saying so)."""
+    warnings.warn("vectorize was renamed to vectorize_graph", UserWarning, stacklevel=2)
+    return vectorize_graph(outputs, replace)
 
 
 def vectorize_graph(

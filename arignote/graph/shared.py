@@ -11,8 +11,9 @@ array([1., 1., 1.])
 
 from __future__ import annotations
 
+import contextlib
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from arignote.graph.container import Container, device_types, lock_containers
 from arignote.graph.type import Type
 from arignote.graph.utils import format_site, user_frame_site
 
-__all__ = ["SharedVariable", "locked", "shared", "shared_constructor"]
+__all__ = ["SharedVariable", "collect_new_shareds", "locked", "shared", "shared_constructor"]
 
 
 class SharedVariable(Variable):
@@ -225,6 +226,8 @@ def shared(
             errors.append(err)
             continue
         var.tag.is_shared = True  # a hint for printers
+        if _collecting:
+            _collecting[-1].append(var)
         return var
     what = f"{type(value).__name__} {_short_repr(value)}"
     if len(errors) == 1:  # the usual case (one constructor): its reason, as it said it
@@ -233,6 +236,28 @@ def shared(
         f"No shared variable constructor accepts {what}"
         + (f" ({'; '.join(str(e) for e in errors)})" if errors else "")
     )
+
+
+# the lists of the open collect_new_shareds() blocks, innermost last
+_collecting: list[list[SharedVariable]] = []
+
+
+@contextlib.contextmanager
+def collect_new_shareds() -> Iterator[list[SharedVariable]]:
+    """Collect the shared variables that :func:`shared` creates inside the ``with`` block.
+
+    Yields a list that fills as they are made (only the innermost open block collects)::
+
+        with collect_new_shareds() as new:
+            step = make_step()  # code that may create shared variables
+        # new: the SharedVariables make_step created
+    """
+    collected: list[SharedVariable] = []
+    _collecting.append(collected)
+    try:
+        yield collected
+    finally:
+        del _collecting[next(i for i, c in enumerate(_collecting) if c is collected)]
 
 
 def _short_repr(value: Any, limit: int = 80) -> str:

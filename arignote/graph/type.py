@@ -32,7 +32,22 @@ from typing import Any
 from arignote.graph.basic import Constant, Variable
 from arignote.graph.utils import MetaObject, MethodNotDefined
 
-__all__ = ["Type", "register_transfer", "transfer"]
+__all__ = ["HasDataType", "HasShape", "Type", "register_transfer", "transfer"]
+
+
+class HasDataType:
+    """Mixin of the Types whose values have one ``dtype`` (tensors, scalars, sparse matrices):
+    ``isinstance(var.type, HasDataType)`` says that ``var.type.dtype`` exists."""
+
+    dtype: str
+
+
+class HasShape:
+    """Mixin of the Types whose values have a shape: ``ndim`` and the static ``shape``
+    (``None`` for a length not known before run time)."""
+
+    ndim: int
+    shape: tuple[int | None, ...]
 
 
 class Type(MetaObject):

@@ -12,7 +12,7 @@ import gc
 import operator
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 
@@ -232,6 +232,71 @@ def format_site(site: tuple[str, int, str] | None) -> str:
     line = linecache.getline(filename, lineno).strip()
     text = f'File "{filename}", line {lineno}, in {func}'
     return f"{text}\n    {line}" if line else text
+
+
+#: one frame of a recorded stack: file, line number, function, source line (None if unknown)
+StackEntry = tuple[str, int, str, str | None]
+
+
+def simple_extract_stack(
+    f: Any = None, limit: int | None = None, skips: Sequence[str] | None = None
+) -> list[StackEntry]:
+    """The call stack from frame ``f`` (default: the caller's) outwards, oldest first, as
+    ``(filename, lineno, function, source line)``: at most ``limit`` frames (None: all), the
+    innermost frames whose file name contains one of ``skips`` left out (the first frame that
+    does not stops the skipping)."""
+    import linecache
+
+    if limit is not None and limit < 0:
+        raise ValueError(f"simple_extract_stack: limit must be None or >= 0, got {limit}")
+    frame = sys._getframe(1) if f is None else f
+    skips = list(skips or ())
+    trace: list[StackEntry] = []
+    while frame is not None and (limit is None or len(trace) < limit):
+        code = frame.f_code
+        filename, lineno = code.co_filename, frame.f_lineno
+        frame = frame.f_back
+        if not trace and any(part in filename for part in skips):
+            continue
+        line = linecache.getline(filename, lineno).strip() or None
+        trace.append((filename, lineno, code.co_name, line))
+    trace.reverse()
+    return trace
+
+
+def add_tag_trace(thing: Any, user_line: int | None = None) -> Any:
+    """Record on ``thing.tag.trace`` (a Variable or an Apply) the stack of the code that
+    called, arignote's own frames left out: ``[frames]`` with at most ``user_line`` frames
+    (None: all), or ``[]`` when there is none. Returns ``thing``. (arignote records the
+    user's line on every node by itself; this is for code that reads or sets ``tag.trace``.)"""
+    tag = getattr(thing, "tag", None)
+    if tag is None:
+        raise TypeError(
+            f"add_tag_trace needs a Variable or an Apply (with a tag), got {type(thing).__name__}"
+        )
+    stack = simple_extract_stack(sys._getframe(1), limit=user_line, skips=[_PACKAGE_DIR])
+    tag.trace = [stack] if stack else []
+    return thing
+
+
+def get_variable_trace_string(v: Any) -> str:
+    """Where ``v`` was created, for error messages: its ``tag.trace`` (as
+    :func:`add_tag_trace` records it) or else the user's line recorded on its node;
+    ``""`` when neither is known."""
+    trace = getattr(getattr(v, "tag", None), "trace", None)
+    if trace:
+        stacks = [trace] if isinstance(trace[0], tuple) else trace
+        lines = []
+        for stack in stacks:
+            for filename, lineno, func, line in stack:
+                lines.append(f'  File "{filename}", line {lineno}, in {func}')
+                if line:
+                    lines.append(f"    {line}")
+        return "\nBacktrace when that variable is created:\n\n" + "\n".join(lines) + "\n"
+    site = getattr(getattr(v, "owner", None), "trace", None)
+    if site:
+        return "\nBacktrace when that variable is created:\n\n  " + format_site(site) + "\n"
+    return ""
 
 
 @contextlib.contextmanager

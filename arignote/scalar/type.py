@@ -16,7 +16,7 @@ import numpy as np
 
 from arignote.configdefaults import config
 from arignote.graph.basic import Constant, Variable
-from arignote.graph.type import Type
+from arignote.graph.type import HasDataType, HasShape, Type
 
 __all__ = [
     "ScalarType",
@@ -122,7 +122,7 @@ def python_scalar_dtype(x: Any) -> str:
     raise TypeError(f"{type(x).__name__} {x!r} is not a Python number")
 
 
-class ScalarType(Type):
+class ScalarType(Type, HasDataType, HasShape):
     """The Type of a 0-d value of one ``dtype`` (``bool``, ints, uints, floats, complexes).
 
     >>> ScalarType("float32")

@@ -21,16 +21,17 @@ Sparse(float64, shape=(?, ?), format=csr)
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as scipy_sparse
 
 from arignote.graph.basic import Variable
-from arignote.graph.type import Type
+from arignote.graph.type import HasDataType, HasShape, Type
 from arignote.scalar.type import _normalize_dtype
 
 __all__ = [
+    "SparsityTypes",
     "SparseTensorType",
     "all_dtypes",
     "complex_dtypes",
@@ -44,6 +45,10 @@ __all__ = [
     "tensor_continuous_dtypes",
     "tensor_discrete_dtypes",
 ]
+
+#: the sparse formats a :class:`SparseTensorType` may have (PyTensor's name; it also lists
+#: ``"bsr"``, whose Type no Op computes with there and arignote does not have)
+SparsityTypes = Literal["csr", "csc"]
 
 #: the formats a SparseTensorType may have
 sparse_formats = ["csc", "csr"]
@@ -76,7 +81,7 @@ def _fmt_shape(shape: tuple) -> str:
     return "(" + ", ".join("?" if s is None else str(s) for s in shape) + ")"
 
 
-class SparseTensorType(Type):
+class SparseTensorType(Type, HasDataType, HasShape):
     """The Type of 2-d ``scipy.sparse`` matrices of one ``format`` and ``dtype``.
 
     ``shape`` holds static lengths (``None``: unknown); sparse matrices never broadcast, so

@@ -83,6 +83,7 @@ from arignote.tensor.join import (
     join,
     split,
     stack,
+    stacklists,
     vertical_stack,
 )
 from arignote.tensor.ranges import (
@@ -99,6 +100,7 @@ from arignote.tensor.shape import (
     MakeVector,
     flatten,
     get_vector_length,
+    is_flat,
     make_vector,
     shape_padaxis,
     shape_padleft,
@@ -124,8 +126,10 @@ from arignote.tensor.type import (
 from arignote.tensor.ufuncs import (
     cast,
     fill,
+    identity,
     second,
     switch,
+    tensor_copy,
     where,
 )
 from arignote.tensor.variable import (
@@ -225,4 +229,8 @@ __all__ = [
     "where",
     "zeros",
     "zeros_like",
+    "identity",
+    "is_flat",
+    "stacklists",
+    "tensor_copy",
 ]

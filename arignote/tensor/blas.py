@@ -1,6 +1,7 @@
 """What PyTensor keeps in ``pytensor.tensor.blas``: the fused BLAS updates ``Gemm``, ``Gemv``
 and ``Ger`` with their instances (``gemm_no_inplace``, ``gemm_inplace``, ``gemv_no_inplace``,
-``gemv_inplace``, ``ger``, ``ger_destructive``; their home is :mod:`arignote.tensor.gemm`,
+``gemv_inplace``, ``ger``, ``ger_destructive``; ``gemm`` and ``gemv`` are the instances that
+return a new array, as in PyTensor; their home is :mod:`arignote.tensor.gemm`,
 re-exported here), and the batched products (also, deprecated, in ``pytensor.tensor.math``):
 ``batched_dot``, ``batched_tensordot``, each the core product vectorised over a leading
 batch dimension (``matmul`` and ``vectorize`` are the modern spellings)."""
@@ -29,6 +30,9 @@ from arignote.tensor.products import dot, tensordot
 # ``from arignote.tensor.blas import *`` (arignote.tensor does) gives the batched products;
 # the BLAS Ops are reached through this module, as in PyTensor.
 __all__ = ["batched_dot", "batched_tensordot"]
+
+gemm = gemm_no_inplace
+gemv = gemv_no_inplace
 
 
 # --- batched products (deprecated in PyTensor in favour of matmul / vectorize) ------------

@@ -10,6 +10,7 @@ TensorType(float64, shape=(2, None))
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import EllipsisType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ShapeError",
+    "ShapeValueType",
     "Shape",
     "Shape_i",
     "SpecifyShape",
@@ -55,6 +57,10 @@ __all__ = [
     "get_vector_length",
     "is_flat",
 ]
+
+#: what an entry of a shape argument may be (``specify_shape``, ``reshape``): a length, a
+#: symbolic length, ``None`` (unknown) or ``...``
+ShapeValueType = None | EllipsisType | np.integer | int | Variable
 
 
 class ShapeError(ValueError):

@@ -15,7 +15,7 @@ array([[2., 1.],
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -30,11 +30,15 @@ from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import cast
 
 __all__ = [
+    "KIND",
     "sort",
     "argsort",
     "permute_row_elements",
     "inverse_permutation",
 ]
+
+#: the sorting algorithms ``sort`` and ``argsort`` accept (NumPy's ``kind``)
+KIND = Literal["quicksort", "mergesort", "heapsort", "stable"]
 
 #: the sorting algorithms NumPy offers
 KIND_VALUES = ("quicksort", "mergesort", "heapsort", "stable")

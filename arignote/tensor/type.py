@@ -25,7 +25,7 @@ import numpy as np
 
 from arignote.configdefaults import config
 from arignote.graph.basic import Variable
-from arignote.graph.type import Type
+from arignote.graph.type import HasDataType, HasShape, Type
 from arignote.scalar.type import _normalize_dtype, get_scalar_type
 
 __all__ = ["values_eq_approx_always_true", "TensorType", "tensor", "values_eq_approx_tolerances"]
@@ -67,7 +67,7 @@ def _normalize_shape(shape: Iterable | None, broadcastable: Iterable | None) -> 
     return tuple(out)
 
 
-class TensorType(Type):
+class TensorType(Type, HasDataType, HasShape):
     """The Type of ``numpy.ndarray`` values of ``dtype`` whose shape fits ``shape``."""
 
     __props__ = ("dtype", "shape")

@@ -612,3 +612,18 @@ def test_copy_with_profile():
     assert isinstance(c.profile, ProfileStats) and c.profile is not f.profile
     c(1.0)
     assert c.profile.fct_callcount == 1 and f.profile.fct_callcount == 0
+
+
+def test_pytensor_3_paths_of_function_and_unused_input_error():
+    import arignote
+    from arignote.compile.maker import UnusedInputError as MakerError
+    from arignote.compile.maker import function as maker_function
+    from arignote.compile.rebuild import UnusedInputError
+
+    assert maker_function is arignote.function and MakerError is UnusedInputError
+    import arignote.tensor as _pt
+
+    x, y = _pt.dscalar("x"), _pt.dscalar("y")
+    with pytest.raises(UnusedInputError, match="not needed"):
+        maker_function([x, y], x * 2)
+    assert maker_function([x], x * 2)(3.0) == 6.0

@@ -319,3 +319,20 @@ def test_updates_sharing_one_expression_get_their_own_arrays(n):
     assert m.get_value(borrow=True) is keep
     assert not np.shares_memory(t.get_value(borrow=True), keep)
     np.testing.assert_array_equal(t.get_value(), keep.T)
+
+
+def test_collect_new_shareds_collects_what_shared_creates_inside():
+    import numpy as _np
+
+    from arignote.compile.sharedvalue import collect_new_shareds, shared
+
+    before = shared(_np.zeros(2), name="before")
+    with collect_new_shareds() as outer:
+        a = shared(_np.ones(3), name="a")
+        with collect_new_shareds() as inner:
+            b = shared(1.0, name="b")
+        c = shared(_np.arange(2), name="c")
+    after = shared(0.0)
+    assert inner == [b]
+    assert [v.name for v in outer] == ["a", "c"] and outer[0] is a and outer[1] is c
+    assert before not in outer and after not in outer

@@ -939,3 +939,22 @@ def test_has_inner_graph_op_is_cloned_with_clone_inner_graph():
     assert op.clones == 1
     assert cloned.op is not op and isinstance(cloned.op, Composite)
     assert cloned.inputs == [x, y]
+
+
+def test_io_connection_pattern_follows_each_node_connection_pattern():
+    import arignote.tensor as _pt
+    from arignote.graph.op import io_connection_pattern, is_thunk_type
+
+    x, y, z = _pt.dscalar("x"), _pt.dscalar("y"), _pt.dscalar("z")
+    assert io_connection_pattern([x, y, z], [x * 2, x + y, _pt.constant(1.0)]) == [
+        [True, True, False],
+        [False, True, False],
+        [False, False, False],
+    ]
+
+    def thunk():
+        return None
+
+    assert is_thunk_type(thunk) is thunk
+    with pytest.raises(TypeError, match="callable"):
+        is_thunk_type(3)

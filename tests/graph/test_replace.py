@@ -317,3 +317,18 @@ class TestDeep:
         for out in (a, b):
             assert set(graph_inputs([out])) == {u, one}
             assert out.eval({u: 0.5}) == depth + 0.5
+
+
+def test_vectorize_is_vectorize_graph_with_a_warning():
+    import numpy as _np
+
+    import arignote.tensor as _pt
+    from arignote.graph.replace import vectorize
+
+    x = _pt.dvector("x")
+    out = _pt.exp(x).sum()
+    xs = _pt.dmatrix("xs")
+    with pytest.warns(UserWarning, match="renamed to vectorize_graph"):
+        batched = vectorize(out, {x: xs})
+    v = _np.arange(6.0).reshape(2, 3) / 10
+    _np.testing.assert_allclose(batched.eval({xs: v}), _np.exp(v).sum(axis=1))

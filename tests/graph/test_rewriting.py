@@ -278,3 +278,87 @@ def test_a_rule_changing_only_constants_keeps_the_node() -> None:
     fg.revert(chk)
     assert node.inputs[1].type.dtype == "int8"
     fg.check_integrity()
+
+
+# --- PyTensor 3's walking_rewriter / dfs_rewriter, merge_dict, inplace_graph_rewriter, and
+# rewriting.utils' get_clients_at_depth and is_same_graph_with_merge
+
+
+def test_walking_rewriter_orders_rewrite_like_in2out():
+    import arignote.tensor as _pt
+    from arignote.graph.fg import FunctionGraph as _FG
+    from arignote.graph.rewriting.basic import dfs_rewriter, node_rewriter, walking_rewriter
+
+    @node_rewriter([_pt.log])
+    def log_of_exp(fgraph, node):
+        (arg,) = node.inputs
+        if arg.owner is not None and arg.owner.op == _pt.exp:
+            return [arg.owner.inputs[0]]
+        return None
+
+    for make in (
+        lambda r: dfs_rewriter(r),
+        lambda r: walking_rewriter("out_to_in", r),
+        lambda r: walking_rewriter("dfs", r),
+    ):
+        x = _pt.dvector("x")
+        fg = _FG([x], [_pt.log(_pt.exp(x)) * 2], clone=False)
+        make(log_of_exp).rewrite(fg)
+        out = fg.outputs[0]
+        assert out.owner.inputs[0] is x  # log(exp(x)) * 2 became x * 2
+    with pytest.raises(ValueError, match="order"):
+        walking_rewriter("sideways", log_of_exp)
+    with pytest.raises(ValueError, match="dfs_rewriter needs at least one"):
+        dfs_rewriter()
+    assert dfs_rewriter(log_of_exp, name="mine").name == "mine"
+
+
+def test_merge_dict_adds_the_values_of_shared_keys():
+    from arignote.graph.rewriting.basic import merge_dict
+
+    a, b = {"x": 1, "t": 0.5}, {"x": 2, "y": 3}
+    assert merge_dict(a, b) == {"x": 3, "t": 0.5, "y": 3}
+    assert a == {"x": 1, "t": 0.5}  # the inputs are not changed
+
+
+def test_inplace_graph_rewriter_attaches_the_destroy_handler():
+    import arignote.tensor as _pt
+    from arignote.graph.destroyhandler import DestroyHandler
+    from arignote.graph.fg import FunctionGraph as _FG
+    from arignote.graph.rewriting.basic import inplace_graph_rewriter
+
+    seen = []
+
+    @inplace_graph_rewriter
+    def look(fgraph):
+        seen.append(any(isinstance(f, DestroyHandler) for f in fgraph._features))
+
+    x = _pt.dvector("x")
+    fg = _FG([x], [x + 1], clone=False)
+    look.rewrite(fg)
+    assert seen == [True]
+    with pytest.raises(TypeError, match="inplace_graph_rewriter"):
+        inplace_graph_rewriter(3)
+
+
+def test_get_clients_at_depth_and_is_same_graph_with_merge():
+    import arignote.tensor as _pt
+    from arignote.graph.fg import FunctionGraph as _FG
+    from arignote.graph.rewriting.utils import get_clients_at_depth, is_same_graph_with_merge
+
+    x, z = _pt.dvector("x"), _pt.dvector("z")
+    e = _pt.exp(x)
+    s = e + 1
+    fg = _FG([x], [s, e * 2, _pt.log(s)], clone=False)
+    assert list(get_clients_at_depth(fg, e.owner, 0)) == [e.owner]
+    assert {str(n.op) for n in get_clients_at_depth(fg, e.owner, 1)} == {"Add", "Mul"}
+    assert [str(n.op) for n in get_clients_at_depth(fg, e.owner, 2)] == ["Log"]  # graph outputs don't count
+    with pytest.raises(ValueError, match="depth"):
+        list(get_clients_at_depth(fg, e.owner, -1))
+
+    assert is_same_graph_with_merge(_pt.exp(x) + 1, _pt.exp(x) + 1)
+    assert not is_same_graph_with_merge(_pt.exp(x) + 1, _pt.exp(z) + 1)
+    assert is_same_graph_with_merge(_pt.exp(x) + 1, _pt.exp(z) + 1, givens={x: z})
+    assert not is_same_graph_with_merge(_pt.exp(x) + 1, _pt.exp(x) + 2)
+    with pytest.raises(TypeError, match="Variables"):
+        is_same_graph_with_merge(x, 3)

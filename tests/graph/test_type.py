@@ -539,3 +539,18 @@ def test_default_method_signatures(method, expected):
 def test_is_valid_value_extra_argument_has_a_default():
     params = inspect.signature(Type.is_valid_value).parameters
     assert params["strict"].default is True
+
+
+def test_has_data_type_and_has_shape_mark_the_array_types():
+    import arignote.scalar as _ps
+    import arignote.sparse as _sp
+    import arignote.tensor as _pt
+    from arignote.graph.type import HasDataType, HasShape
+
+    t = _pt.TensorType("float32", shape=(2, None))
+    assert isinstance(t, HasDataType) and isinstance(t, HasShape)
+    assert (t.dtype, t.ndim, t.shape) == ("float32", 2, (2, None))
+    s = _ps.ScalarType("int8")
+    assert isinstance(s, HasShape) and (s.ndim, s.shape, s.dtype) == (0, (), "int8")
+    assert isinstance(_sp.csr_matrix("m").type, HasDataType)
+    assert not isinstance(_pt.random.type.RandomGeneratorType(), HasShape)

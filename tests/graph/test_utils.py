@@ -244,3 +244,32 @@ def test_apply_creation_site():
     assert node.creation_site == format_site(node.trace)
     assert f"line {_line_of('# SITE-F')}, in test_apply_creation_site" in node.creation_site
     assert "SITE-F" in node.creation_site
+
+
+def test_tag_trace_helpers_record_the_callers_stack():
+    import arignote.tensor as _pt
+    from arignote.graph.utils import add_tag_trace, get_variable_trace_string, simple_extract_stack
+
+    def inner():
+        return simple_extract_stack()
+
+    stack = inner()
+    assert stack[-1][2] == "inner" and stack[-1][0] == __file__
+    assert stack[-1][3] == "return simple_extract_stack()"  # the source line
+    assert stack[-2][2] == "test_tag_trace_helpers_record_the_callers_stack"
+    assert len(simple_extract_stack(limit=1)) == 1
+    assert simple_extract_stack(skips=[__file__])[-1][0] != __file__  # the innermost frames skipped
+    with pytest.raises(ValueError, match="limit"):
+        simple_extract_stack(limit=-2)
+
+    x = _pt.dvector("x")
+    y = _pt.exp(x)
+    assert "test_utils.py" in get_variable_trace_string(y)  # the node's recorded line
+    assert get_variable_trace_string(x) == ""
+    assert add_tag_trace(y, user_line=2) is y
+    (frames,) = y.tag.trace
+    assert len(frames) == 2 and frames[-1][0] == __file__ and "add_tag_trace(y" in frames[-1][3]
+    text = get_variable_trace_string(y)
+    assert text.startswith("\nBacktrace when that variable is created:") and "add_tag_trace(y" in text
+    with pytest.raises(TypeError, match="Variable or an Apply"):
+        add_tag_trace(3)

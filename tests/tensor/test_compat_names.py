@@ -55,3 +55,15 @@ def test_exceptions_module_and_values_eq_approx_always_true():
         pt.get_underlying_scalar_constant_value(pt.dscalar("x"))
     assert issubclass(pt.exceptions.ShapeError, ValueError)
     assert pt.values_eq_approx_always_true(np.zeros(2), np.array([np.nan, 1.0])) is True
+
+
+def test_blas_gemm_and_gemv_are_the_instances_that_return_new_arrays():
+    import arignote
+    from arignote.tensor import blas
+
+    assert blas.gemm is blas.gemm_no_inplace and blas.gemv is blas.gemv_no_inplace
+    z, a, x, y, b = pt.dmatrix("z"), pt.dscalar("a"), pt.dmatrix("x"), pt.dmatrix("y"), pt.dscalar("b")
+    rng = np.random.default_rng(0)
+    zv, xv, yv = rng.normal(size=(2, 3)), rng.normal(size=(2, 4)), rng.normal(size=(4, 3))
+    f = arignote.function([z, a, x, y, b], blas.gemm(z, a, x, y, b), mode="FAST_COMPILE")
+    np.testing.assert_allclose(f(zv, 2.0, xv, yv, 0.5), 0.5 * zv + 2.0 * xv @ yv)

@@ -73,3 +73,46 @@ def test_errors():
         Assert("m")(x, x > 0)
     with pytest.raises(TypeError, match="ExceptionType holds exception classes"):
         exception_type.filter(3)
+
+
+def test_assert_rewrites_drop_true_constant_conditions_and_all_asserts_on_request():
+    import numpy as _np
+
+    import arignote
+    import arignote.tensor as _pt
+    from arignote.compile.mode import get_mode
+    from arignote.raise_op import Assert, CheckAndRaise, assert_op
+
+    def checks(f):
+        return [n for n in f.maker.fgraph.toposort() if isinstance(n.op, CheckAndRaise)]
+
+    x = _pt.dvector("x")
+    good, bad = _np.array([1.0, 2.0]), _np.array([-1.0, 2.0])
+    y = assert_op(x, _np.bool_(True), _pt.all(x > 0)) * 2
+    f = arignote.function([x], y)
+    (node,) = checks(f)
+    assert len(node.inputs) == 2  # the constant-true condition is gone, the other stays
+    _np.testing.assert_array_equal(f(good), good * 2)
+    with pytest.raises(AssertionError):
+        f(bad)
+    # only true constants: no check left
+    assert not checks(arignote.function([x], assert_op(x, _np.bool_(True), _np.int8(1)) * 2))
+    # a false constant stays and fails at run time
+    g = arignote.function([x], assert_op(x, _np.bool_(False)) * 2)
+    assert checks(g)
+    with pytest.raises(AssertionError):
+        g(good)
+    # unsafe, on request only: every Assert removed (FAST_RUN and FAST_COMPILE), by name or tag
+    for mode in (
+        get_mode("FAST_RUN").including("local_remove_all_assert"),
+        get_mode("FAST_COMPILE").including("unsafe"),
+    ):
+        h = arignote.function([x], y, mode=mode)
+        assert not checks(h)
+        _np.testing.assert_array_equal(h(bad), bad * 2)
+    # a CheckAndRaise of another exception type is not an Assert: it stays
+    z = CheckAndRaise(ValueError, "negative")(x, _pt.all(x > 0))
+    k = arignote.function([x], z, mode=get_mode("FAST_RUN").including("local_remove_all_assert"))
+    assert checks(k) and not isinstance(checks(k)[0].op, Assert)
+    with pytest.raises(ValueError, match="negative"):
+        k(bad)

@@ -49,8 +49,8 @@ from __future__ import annotations
 import copy as _copy
 import sys
 import warnings
-from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, TextIO
 
 from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Constant, Variable
@@ -88,6 +88,7 @@ from arignote.graph.rewriting.unify import (
 
 __all__ = [
     "EquilibriumGraphRewriter",
+    "FailureCallbackType",
     "FromFunctionGraphRewriter",
     "FromFunctionNodeRewriter",
     "GraphRewriter",
@@ -96,22 +97,37 @@ __all__ = [
     "NodeRewriter",
     "PatternNodeRewriter",
     "RemovalNodeRewriter",
+    "RemoveKeyType",
     "RewriteError",
     "Rewriter",
     "SequentialGraphRewriter",
     "SequentialNodeRewriter",
     "SubstitutionNodeRewriter",
     "Tracks",
+    "TransformOutputType",
     "WalkingGraphRewriter",
     "apply_node_rewriters",
     "constant_folding",
     "copy_stack_trace",
+    "dfs_rewriter",
     "graph_rewriter",
     "in2out",
+    "inplace_graph_rewriter",
+    "merge_dict",
     "merge_graph",
     "node_rewriter",
     "out2in",
+    "walking_rewriter",
 ]
+
+# annotations of node rewriters (PyTensor's names): what a node rewriter's ``transform``
+# returns (False/None: no change; a list of replacements; a dict whose "remove" key lists
+# Variables to remove), and a failure callback's signature
+RemoveKeyType = Literal["remove"]
+TransformOutputType = (
+    bool | Sequence[Variable] | dict[Variable | RemoveKeyType, Variable | Sequence[Variable]] | None
+)
+FailureCallbackType = Callable[[Exception, Any, list[tuple[Variable, Any]], Any, Apply], None]
 
 
 class WalkingGraphRewriter(GraphRewriter):
@@ -131,8 +147,8 @@ class WalkingGraphRewriter(GraphRewriter):
         failure_callback: Callable | None = None,
         max_use_ratio: float | None = None,
     ):
-        if order not in ("in_to_out", "out_to_in"):
-            raise ValueError(f"order must be 'in_to_out' or 'out_to_in', got {order!r}")
+        if order not in ("in_to_out", "out_to_in", "dfs"):
+            raise ValueError(f"order must be 'in_to_out', 'out_to_in' or 'dfs', got {order!r}")
         rewriters = list(node_rewriter) if isinstance(node_rewriter, (list, tuple)) else [node_rewriter]
         self.node_rewriter = node_rewriter
         self.node_rewriters = _flat_node_rewriters(rewriters)
@@ -148,8 +164,10 @@ class WalkingGraphRewriter(GraphRewriter):
 
     def apply(self, fgraph: FunctionGraph, *args: Any, **kwargs: Any) -> int:
         """Rewrite ``fgraph`` in place; returns the number of replacements."""
+        # "dfs" (PyTensor: depth first from the outputs) starts the worklist at the outputs
+        order = "out_to_in" if self.order == "dfs" else self.order
         return apply_node_rewriters(
-            fgraph, self._rules, self.max_use_ratio or 50, self.order, self.failure_callback
+            fgraph, self._rules, self.max_use_ratio or 50, order, self.failure_callback
         )
 
     def print_summary(self, stream: TextIO = sys.stdout, level: int = 0, depth: int = -1) -> None:
@@ -161,7 +179,8 @@ class WalkingGraphRewriter(GraphRewriter):
 
 def _walking(order: str, rewriters: tuple, name: str | None, kwargs: dict) -> WalkingGraphRewriter:
     if not rewriters:
-        raise ValueError(f"{'in2out' if order == 'in_to_out' else 'out2in'} needs at least one node rewriter")
+        caller = {"in_to_out": "in2out", "out_to_in": "out2in"}.get(order, "dfs_rewriter")
+        raise ValueError(f"{caller} needs at least one node rewriter")
     inner = rewriters[0] if len(rewriters) == 1 else SequentialNodeRewriter(*rewriters)
     walker = WalkingGraphRewriter(inner, order=order, **kwargs)
     if name:
@@ -177,6 +196,44 @@ def in2out(*node_rewriters: Any, name: str | None = None, **kwargs: Any) -> Walk
 def out2in(*node_rewriters: Any, name: str | None = None, **kwargs: Any) -> WalkingGraphRewriter:
     """A :class:`WalkingGraphRewriter` of ``node_rewriters`` starting from the outputs."""
     return _walking("out_to_in", node_rewriters, name, kwargs)
+
+
+def dfs_rewriter(*node_rewriters: Any, name: str | None = None, **kwargs: Any) -> WalkingGraphRewriter:
+    """A :class:`WalkingGraphRewriter` of ``node_rewriters`` starting depth first from the
+    outputs (PyTensor 3's name for the walk that ``in2out`` used to be in its own pipeline)."""
+    return _walking("dfs", node_rewriters, name, kwargs)
+
+
+def walking_rewriter(
+    order: str, *node_rewriters: Any, name: str | None = None, **kwargs: Any
+) -> WalkingGraphRewriter:
+    """A :class:`WalkingGraphRewriter` of ``node_rewriters`` whose walk starts as ``order`` says:
+    ``"in_to_out"`` (:func:`in2out`), ``"out_to_in"`` (:func:`out2in`) or ``"dfs"``
+    (:func:`dfs_rewriter`)."""
+    if order not in ("in_to_out", "out_to_in", "dfs"):
+        raise ValueError(f"walking_rewriter: order must be 'in_to_out', 'out_to_in' or 'dfs', got {order!r}")
+    return _walking(order, node_rewriters, name, kwargs)
+
+
+def merge_dict(d1: Mapping[Any, Any], d2: Mapping[Any, Any]) -> dict[Any, Any]:
+    """A new dict with the keys of both; a key in both gets the sum of its two values
+    (how rewriters' profiles of counts and times are combined).
+
+    >>> merge_dict({"a": 1, "b": 2}, {"b": 3, "c": 4})
+    {'a': 1, 'b': 5, 'c': 4}
+    """
+    out = dict(d1)
+    for key, value in d2.items():
+        out[key] = out[key] + value if key in out else value
+    return out
+
+
+def inplace_graph_rewriter(fn: Callable[[FunctionGraph], Any]) -> Any:
+    """Decorator: ``fn(fgraph)`` as a graph rewriter that needs the graph's DestroyHandler
+    (it makes Ops work in place), as ``graph_rewriter(fn, inplace=True)``."""
+    if not callable(fn):
+        raise TypeError(f"inplace_graph_rewriter decorates a function of the FunctionGraph, got {fn!r}")
+    return graph_rewriter(fn, inplace=True)
 
 
 class _ChangeCounter(Feature):

@@ -38,6 +38,8 @@ from typing import Any, TextIO
 
 from arignote.graph.rewriting.basic import (
     EquilibriumGraphRewriter,
+    GraphRewriter,
+    NodeRewriter,
     SequentialGraphRewriter,
     SequentialNodeRewriter,
     WalkingGraphRewriter,
@@ -52,6 +54,7 @@ from arignote.graph.rewriting.registry import (
 
 __all__ = [
     "EquilibriumDB",
+    "RewritesType",
     "LocalGroupDB",
     "ProxyDB",
     "RewriteDatabase",
@@ -64,6 +67,9 @@ __all__ = [
     "rewrite_registry",
     "stage_db",
 ]
+
+#: what a rewrite database holds (PyTensor's name, for annotations)
+RewritesType = GraphRewriter | NodeRewriter
 
 
 class RewriteDatabaseQuery:

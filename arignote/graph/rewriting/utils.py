@@ -19,17 +19,18 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from arignote.graph.basic import Variable, equal_computations
-from arignote.graph.fg import FunctionGraph
+from arignote.graph.basic import Apply, Variable, equal_computations
+from arignote.graph.fg import FunctionGraph, Output
 from arignote.graph.replace import clone_replace
 from arignote.graph.rewriting.basic import in2out
 from arignote.graph.rewriting.db import RewriteDatabaseQuery, default_database
+from arignote.graph.rewriting.merge import merge_graph
 from arignote.graph.rewriting.registry import rewriter_kind
 
-__all__ = ["is_same_graph", "rewrite_graph"]
+__all__ = ["get_clients_at_depth", "is_same_graph", "is_same_graph_with_merge", "rewrite_graph"]
 
 
 def rewrite_graph(
@@ -77,3 +78,40 @@ def is_same_graph(var1: Variable, var2: Variable, givens: Mapping[Variable, Vari
     # a given may stand for an intermediate Variable: compare var1 with it substituted
     replaced = clone_replace(var1, givens)
     return equal_computations([replaced], [var2])  # type: ignore[list-item]
+
+
+def is_same_graph_with_merge(
+    var1: Variable, var2: Variable, givens: Mapping[Variable, Variable] | None = None
+) -> bool:
+    """Whether ``var1`` and ``var2`` become one Variable when their graphs are merged
+    (equal constants and equal nodes on equal inputs are one), after ``givens`` replaced
+    Variables of ``var1``'s graph. The graphs are copied: neither is changed."""
+    for v in (var1, var2):
+        if not isinstance(v, Variable):
+            raise TypeError(f"is_same_graph_with_merge compares Variables, got {type(v).__name__} {v!r}")
+    if givens:
+        var1 = clone_replace(var1, dict(givens))  # type: ignore[assignment]
+    fgraph = FunctionGraph(outputs=[var1, var2], clone=True)
+    merge_graph(fgraph)
+    return fgraph.outputs[0] is fgraph.outputs[1]
+
+
+def get_clients_at_depth(fgraph: FunctionGraph, node: Apply, depth: int) -> Iterator[Apply]:
+    """The nodes ``depth`` steps downstream of ``node`` in ``fgraph`` (``depth=0``: the
+    node itself, once per output; 1: the nodes that use its outputs; ...). The ``Output``
+    nodes that mark the graph's outputs are not counted."""
+    if depth < 0:
+        raise ValueError(f"get_clients_at_depth: depth must be >= 0, got {depth}")
+    frontier = [(node, depth)]
+    while frontier:
+        current, left = frontier.pop()
+        if left == 0:
+            yield from (current for _ in current.outputs)
+            continue
+        followers = [
+            (client, left - 1)
+            for out in current.outputs
+            for client, _ in fgraph.clients[out]
+            if not isinstance(client.op, Output)
+        ]
+        frontier.extend(reversed(followers))

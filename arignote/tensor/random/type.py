@@ -17,7 +17,7 @@ import numpy as np
 
 from arignote.graph.type import Type
 
-__all__ = ["RandomType", "RandomGeneratorType", "random_generator_type"]
+__all__ = ["RandomType", "RandomGeneratorType", "as_rng", "random_generator_type"]
 
 
 class RandomType(Type):
@@ -98,3 +98,22 @@ class RandomGeneratorType(RandomType):
 
 #: the (only) RandomGeneratorType
 random_generator_type = RandomGeneratorType()
+
+
+def as_rng(x: Any) -> Any:
+    """``x`` checked to be a symbolic random generator (a Variable of
+    :class:`RandomGeneratorType`), returned as it is; anything else is a TypeError that says
+    how to make one (``pt.random.rng()`` for an input, ``pt.random.shared_rng(gen)`` for a
+    shared generator)."""
+    if x is None:
+        raise TypeError(
+            "rng must not be None: use pt.random.rng() for a symbolic input or pt.random.shared_rng() for a shared one"
+        )
+    if isinstance(x, np.random.Generator):
+        raise TypeError(
+            "as_rng takes a symbolic generator, not a NumPy Generator: use pt.random.shared_rng(gen) "
+            "to share it, or pt.random.rng() for a symbolic input"
+        )
+    if isinstance(getattr(x, "type", None), RandomGeneratorType):
+        return x
+    raise TypeError(f"as_rng: expected a random generator Variable, got {type(x).__name__} {x!r}")

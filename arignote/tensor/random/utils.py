@@ -37,17 +37,20 @@ from arignote.tensor.conversion import (
     get_underlying_scalar_constant_value,
 )
 from arignote.tensor.shape import MakeVector, make_vector
+from arignote.tensor.shape_utils import broadcast_arrays
 from arignote.tensor.type_other import NoneConst, NoneTypeT
 
 __all__ = [
     "RandomStream",
     "broadcast_params",
+    "compute_batch_shape",
     "copy_generator",
     "custom_rng_deepcopy",
     "explicit_expand_dims",
     "normalize_size_param",
     "params_broadcast_shapes",
     "static_size_entries",
+    "supp_shape_from_ref_param_shape",
 ]
 
 
@@ -177,6 +180,47 @@ def _pad_left(p: Variable, k: int) -> Variable:
     if isinstance(p, Constant):  # a constant is padded as data, not by a node
         return constant(np.asarray(p.data).reshape((1,) * k + np.shape(p.data)))
     return expand_dims(p, list(range(k)))
+
+
+def compute_batch_shape(params: Sequence[Variable], ndims_params: Sequence[int]) -> Variable:
+    """The symbolic shape of the parameters' batch dimensions broadcast together (each
+    parameter's last ``ndims_params[i]`` dimensions are its core and do not count)."""
+    if len(params) != len(ndims_params):
+        raise ValueError(f"compute_batch_shape: {len(params)} parameters but {len(ndims_params)} core ndims")
+    params = [as_tensor_variable(p) for p in params]
+    for p, nd in zip(params, ndims_params):
+        if not 0 <= nd <= p.type.ndim:
+            raise ValueError(
+                f"compute_batch_shape: parameter {p} of {p.type.ndim} dims cannot have {nd} core dims"
+            )
+    batch_params = [
+        p[(..., *(0,) * nd)] for p, nd in zip(explicit_expand_dims(params, ndims_params), ndims_params)
+    ]
+    return broadcast_arrays(*batch_params)[0].shape
+
+
+def supp_shape_from_ref_param_shape(
+    *,
+    ndim_supp: int,
+    dist_params: Sequence[Variable],
+    param_shapes: Sequence[Sequence[Any]] | None = None,
+    ref_param_idx: int,
+) -> Any:
+    """The support shape of a multivariate draw: the last ``ndim_supp`` lengths of the
+    parameter ``dist_params[ref_param_idx]`` (or of ``param_shapes[ref_param_idx]`` when the
+    parameters' shapes are given), e.g. ``(3,)`` for a multivariate normal of a mean of shape
+    ``(5, 3)``."""
+    if ndim_supp <= 0:
+        raise ValueError(f"ndim_supp must be greater than 0, got {ndim_supp}")
+    if param_shapes is not None:
+        ref_shape = param_shapes[ref_param_idx]
+        return tuple(ref_shape[i] for i in range(-ndim_supp, 0))
+    ref_param = as_tensor_variable(dist_params[ref_param_idx])
+    if ref_param.type.ndim < ndim_supp:
+        raise ValueError(
+            f"reference parameter {ref_param} has {ref_param.type.ndim} dims, fewer than the support's {ndim_supp}"
+        )
+    return ref_param.shape[-ndim_supp:]
 
 
 def params_broadcast_shapes(

@@ -31,13 +31,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.fg import FunctionGraph
+from arignote.graph.rewriting.basic import constant_folding, in2out, node_rewriter
 from arignote.graph.rewriting.db import stage_db
+from arignote.tensor.conversion import NotScalarConstantError, get_scalar_constant_value
+from arignote.tensor.raising import Assert, CheckAndRaise
 
 __all__ = [
+    "constant_folding",
+    "local_remove_all_assert",
+    "local_remove_useless_assert",
     "register_canonicalize",
     "register_specialize",
     "register_stabilize",
     "register_uncanonicalize",
+    "register_useless",
+    "topo_constant_folding",
+    "topo_unconditional_constant_folding",
+    "unconditional_constant_folding",
 ]
 
 
@@ -66,3 +78,82 @@ register_canonicalize = _registrar("canonicalize", ("fast_run", "fast_compile"))
 register_stabilize = _registrar("stabilize", ("fast_run",))
 register_specialize = _registrar("specialize", ("fast_run",))
 register_uncanonicalize = _registrar("uncanonicalize", ("fast_run",))
+
+
+def register_useless(rewriter: Any = None, *tags: str, **kwargs: Any) -> Any:
+    """Register a rewriter that removes useless work (an Op that returns its input, a
+    redundant check): it runs in the canonicalize stage (tagged ``fast_run`` and
+    ``fast_compile``) and again in specialize (``fast_run``), both also tagged ``useless``
+    and ``tags``. Usable as ``@register_useless``, ``@register_useless("tag", ...)`` or
+    with ``name=``."""
+    if rewriter is None or isinstance(rewriter, str):
+        first = () if rewriter is None else (rewriter,)
+
+        def decorate(inner: Any) -> Any:
+            return register_useless(inner, *first, *tags, **kwargs)
+
+        return decorate
+    register_canonicalize(rewriter, "useless", *tags, **kwargs)
+    register_specialize(rewriter, "useless", *tags, **kwargs)
+    return rewriter
+
+
+@node_rewriter(None)
+def unconditional_constant_folding(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """A node whose inputs are all constants is computed and replaced by constants, even
+    where its Op's ``do_constant_folding`` declines (an ``Alloc``, a large view): for
+    graphs whose value is wanted now (PyMC's ``constant_fold``), not for compiled code."""
+    if not node.inputs or not all(isinstance(i, Constant) for i in node.inputs):
+        return None
+    storage: dict[Variable, list[Any]] = {v: [v.data] for v in node.inputs}
+    storage.update({v: [None] for v in node.outputs})
+    node.op.make_thunk(node, storage, None, [])()
+    return [out.type.make_constant(storage[out][0]) for out in node.outputs]
+
+
+#: :func:`constant_folding` over the whole graph, as one rewriter
+#: (``rewrite_graph(out, custom_rewrite=topo_constant_folding)``)
+topo_constant_folding = in2out(constant_folding, ignore_newtrees=True, name="topo_constant_folding")
+#: :func:`unconditional_constant_folding` over the whole graph, as one rewriter
+topo_unconditional_constant_folding = in2out(
+    unconditional_constant_folding, ignore_newtrees=True, name="topo_unconditional_constant_folding"
+)
+
+
+# --- run-time checks (CheckAndRaise, Assert) ----------------------------------------------
+
+
+@register_useless
+@node_rewriter([CheckAndRaise])
+def local_remove_useless_assert(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """A check's conditions that are constants and true are dropped; a check left with no
+    condition is its value. (A condition that is a false constant stays: the check fails
+    when the function runs.)"""
+    value, *conds = node.inputs
+    kept = []
+    for cond in conds:
+        try:
+            if get_scalar_constant_value(cond):
+                continue
+        except NotScalarConstantError:
+            pass
+        kept.append(cond)
+    if not kept:
+        return [value]
+    if len(kept) < len(conds):
+        return [node.op(value, *kept)]
+    return None
+
+
+@node_rewriter([Assert])
+def local_remove_all_assert(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """Every ``Assert`` is removed, its value passed on unchecked. Unsafe, so never on by
+    default: ``mode.including("local_remove_all_assert")`` (or ``"unsafe"``) turns it on.
+    ``CheckAndRaise`` nodes of other exception types stay."""
+    return [node.inputs[0]]
+
+
+for _stage in ("canonicalize", "stabilize", "specialize"):
+    stage_db(_stage).register(
+        "local_remove_all_assert", local_remove_all_assert, "unsafe", use_db_name_as_tag=False
+    )

@@ -21,6 +21,9 @@ EXCEPTIONS: dict[str, str] = {
         "a declaration of matrix facts: canonicalize moves it into the graph's AssumptionFeature "
         "and removes the node, so no linker runs it"
     ),
+    "arignote.tensor.breakpoint.PdbBreakpoint": (
+        "opens a debugger when its condition holds: a traced jax.jit function has no values to stop on"
+    ),
     "arignote.graph.fg.Output": (
         "the client node that marks a FunctionGraph's output: it computes nothing, and no linker runs it"
     ),

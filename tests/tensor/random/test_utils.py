@@ -152,3 +152,30 @@ def test_copy_generator_is_independent():
     # the seed sequence is copied too: spawning from the copy leaves the original alone
     c.spawn(2)
     assert g.bit_generator.seed_seq.n_children_spawned == 0
+
+
+def test_compute_batch_shape_and_supp_shape_from_ref_param_shape():
+    import arignote.tensor as _pt
+    from arignote.tensor.random.utils import compute_batch_shape, supp_shape_from_ref_param_shape
+
+    mu, cov = _pt.dtensor3("mu"), _pt.dmatrix("cov")
+    vals = {mu: np.zeros((2, 4, 3)), cov: np.eye(3)}
+    shape = compute_batch_shape([mu, cov], [1, 2])
+    assert tuple(shape.eval({mu: vals[mu]})) == (2, 4)
+    a, b = _pt.tensor("a", dtype="float64", shape=(None, 1)), _pt.dvector("b")  # a static 1 broadcasts
+    got = compute_batch_shape([a, b], [0, 0]).eval({a: np.zeros((5, 1)), b: np.zeros(3)})
+    assert tuple(got) == np.broadcast_shapes((5, 1), (3,))
+    with pytest.raises(ValueError, match="core dims"):
+        compute_batch_shape([b], [2])
+    with pytest.raises(ValueError, match="2 parameters but 1"):
+        compute_batch_shape([a, b], [0])
+
+    supp = supp_shape_from_ref_param_shape(ndim_supp=1, dist_params=[mu, cov], ref_param_idx=0)
+    assert tuple(supp.eval({mu: vals[mu]})) == (3,)
+    assert supp_shape_from_ref_param_shape(
+        ndim_supp=2, dist_params=[mu, cov], param_shapes=[(2, 4, 3), (3, 3)], ref_param_idx=1
+    ) == (3, 3)
+    with pytest.raises(ValueError, match="greater than 0"):
+        supp_shape_from_ref_param_shape(ndim_supp=0, dist_params=[mu], ref_param_idx=0)
+    with pytest.raises(ValueError, match="fewer than"):
+        supp_shape_from_ref_param_shape(ndim_supp=2, dist_params=[b], ref_param_idx=0)

@@ -140,3 +140,18 @@ def test_reusing_a_generator_warns():
         warnings.simplefilter("error")
         _, x = fresh.normal()
         x.owner.outputs[0].normal()  # the next state is a new generator: no warning
+
+
+def test_as_rng_passes_generator_variables_and_explains_the_rest():
+    from arignote.tensor.random.type import as_rng
+
+    sym = pt.random.rng("r")
+    assert as_rng(sym) is sym
+    shared_gen = pt.random.shared_rng(np.random.default_rng(0))
+    assert as_rng(shared_gen) is shared_gen
+    with pytest.raises(TypeError, match="must not be None"):
+        as_rng(None)
+    with pytest.raises(TypeError, match="shared_rng"):
+        as_rng(np.random.default_rng(0))
+    with pytest.raises(TypeError, match="expected a random generator Variable, got TensorVariable"):
+        as_rng(pt.dvector("x"))

@@ -758,3 +758,52 @@ def test_a_quotient_of_a_quotient_is_left_where_it_would_not_pay() -> None:
         fg, n = rewrite_with(rules.local_div_of_div, [x, y, a, i, f32], [out])
         assert n == 0, out
     check([x, y, a, i, f32], cases, positive=True)
+
+
+def test_constant_folders_and_register_useless():
+    import numpy as _np
+
+    import arignote
+    import arignote.tensor as _pt
+    from arignote.graph.basic import Constant
+    from arignote.graph.rewriting.basic import node_rewriter
+    from arignote.graph.rewriting.db import stage_db
+    from arignote.graph.rewriting.utils import rewrite_graph
+    from arignote.tensor.rewriting.basic import (
+        register_useless,
+        topo_constant_folding,
+        topo_unconditional_constant_folding,
+    )
+
+    folded = rewrite_graph(
+        _pt.exp(_pt.constant(_np.array([0.0, 1.0]))) * 2, custom_rewrite=topo_constant_folding, include=[]
+    )
+    assert isinstance(folded, Constant)
+    _np.testing.assert_allclose(folded.data, _np.exp([0.0, 1.0]) * 2)
+    # Alloc declines constant folding; the unconditional folder computes it anyway
+    big = _pt.alloc(_pt.constant(2.0), 3) + 1.0
+    assert not isinstance(rewrite_graph(big, custom_rewrite=topo_constant_folding, include=[]), Constant)
+    unc = rewrite_graph(big, custom_rewrite=topo_unconditional_constant_folding, include=[])
+    assert isinstance(unc, Constant)
+    _np.testing.assert_array_equal(unc.data, [3.0, 3.0, 3.0])
+
+    @register_useless("doc_useless_tag")
+    @node_rewriter([_pt.neg])
+    def drop_double_neg_for_test(fgraph, node):
+        (arg,) = node.inputs
+        if arg.owner is not None and arg.owner.op == _pt.neg:
+            return [arg.owner.inputs[0]]
+        return None
+
+    try:
+        x = _pt.dvector("x")
+        twice_negated = _pt.neg(_pt.neg(x))
+        f = arignote.function([x], twice_negated, mode="FAST_COMPILE")
+        assert f.maker.fgraph.outputs[0] is f.maker.fgraph.inputs[0]
+        no_useless = arignote.compile.mode.get_mode("FAST_COMPILE").excluding("doc_useless_tag")
+        g = arignote.function([x], _pt.neg(_pt.neg(x)), mode=no_useless)
+        assert g.maker.fgraph.outputs[0] is not g.maker.fgraph.inputs[0]  # the tag turns it off
+        _np.testing.assert_allclose(f(_np.array([1.0, -2.0])), [1.0, -2.0])
+    finally:
+        stage_db("canonicalize").registry.unregister("canonicalize", "drop_double_neg_for_test")
+        stage_db("specialize").registry.unregister("specialize", "drop_double_neg_for_test")

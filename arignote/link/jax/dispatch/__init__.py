@@ -10,6 +10,7 @@ from arignote.link.jax.dispatch import (  # noqa: F401  (imported for their regi
     compile_ops,
     elemwise,
     extra_ops,
+    fft,
     graph,
     ifelse,
     linalg_host,

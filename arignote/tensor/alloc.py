@@ -400,7 +400,9 @@ class Repeat(Op):
         x = as_tensor_variable(x)
         repeats = as_tensor_variable(repeats)
         if self.axis >= x.type.ndim:
-            raise ValueError(f"{self}: axis {self.axis} is out of range for {x} of Type {x.type}")
+            raise np.exceptions.AxisError(
+                f"{self}: axis {self.axis} is out of range for {x} of Type {x.type}"
+            )
         if repeats.type.ndim != 1 or not _is_int_dtype(repeats.type.dtype):
             raise TypeError(
                 f"{self}: repeats must be an integer vector, got {repeats} of Type {repeats.type}"
@@ -488,7 +490,9 @@ class RepeatGrad(Op):
         repeats = as_tensor_variable(repeats)
         n = _as_length(n, f"{self}: the length n")
         if self.axis >= g.type.ndim:
-            raise ValueError(f"{self}: axis {self.axis} is out of range for {g} of Type {g.type}")
+            raise np.exceptions.AxisError(
+                f"{self}: axis {self.axis} is out of range for {g} of Type {g.type}"
+            )
         if repeats.type.ndim != 1 or not _is_int_dtype(repeats.type.dtype):
             raise TypeError(
                 f"{self}: repeats must be an integer vector, got {repeats} of Type {repeats.type}"

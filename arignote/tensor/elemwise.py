@@ -349,7 +349,8 @@ class DimShuffle(Op):
 def normalize_axis(axis: Any, ndim: int, what: str = "axis") -> tuple[int, ...] | None:
     """``axis`` (None, an int, or a sequence) as a sorted tuple of non-negative axes.
 
-    An axis out of range or repeated is a ``ValueError`` naming it and ``ndim``.
+    An axis out of range is NumPy's ``AxisError`` (a ValueError and an IndexError), a repeated
+    one a ``ValueError``, each naming it and ``ndim``.
     """
     if axis is None:
         return None
@@ -368,7 +369,7 @@ def normalize_axis(axis: Any, ndim: int, what: str = "axis") -> tuple[int, ...] 
         if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
             raise TypeError(f"{what} must be an int or a sequence of ints, got {a!r}")
         if not -ndim <= a < ndim:
-            raise ValueError(f"{what} {a} is out of bounds for a tensor of {ndim} dimension(s)")
+            raise np.exceptions.AxisError(f"{what} {a} is out of bounds for a tensor of {ndim} dimension(s)")
         out.append(int(a) % ndim)
     if len(set(out)) != len(out):
         raise ValueError(f"repeated {what} in {tuple(axes)}")

@@ -83,7 +83,9 @@ class _SortBase(Op):
     def _axis(self, x: np.ndarray, axis: Any) -> int:
         a = int(axis)
         if not -x.ndim <= a < x.ndim:
-            raise ValueError(f"{self}: axis {a} is out of bounds for a value of {x.ndim} dimension(s)")
+            raise np.exceptions.AxisError(
+                f"{self}: axis {a} is out of bounds for a value of {x.ndim} dimension(s)"
+            )
         return a
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:

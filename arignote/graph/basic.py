@@ -187,6 +187,13 @@ class Apply(Node):
     def get_parents(self) -> list[Variable]:
         return list(self.inputs)
 
+    def dprint(self, **kwargs: Any) -> Any:
+        """Print the graph that computes this node's outputs
+        (:func:`arignote.printing.debugprint`, which takes the same keyword arguments)."""
+        from arignote.printing.debug import debugprint
+
+        return debugprint(self, **kwargs)
+
     @property
     def creation_site(self) -> str:
         """Where the user created this node, as ``File "...", line N, in f`` + source."""

@@ -99,6 +99,20 @@ class Elemwise(Op):
     def name(self) -> str:
         return self._name or str(self)
 
+    def outer(self, x: Any, y: Any) -> Any:
+        """This binary op applied to every pair of an element of ``x`` and one of ``y``, as
+        NumPy's ``ufunc.outer``: the result's shape is ``x.shape + y.shape``.
+
+        >>> import arignote.tensor as pt
+        >>> pt.add.outer(pt.dvector("x"), pt.dmatrix("y")).type.ndim
+        3
+        """
+        if self.nin not in (-1, 2):
+            raise NotImplementedError(f"{self}.outer needs a binary op; {self} takes {self.nin} input(s)")
+        x, y = as_tensor_variable(x), as_tensor_variable(y)
+        nx, ny = x.type.ndim, y.type.ndim
+        return self(x.dimshuffle(*range(nx), *["x"] * ny), y.dimshuffle(*["x"] * nx, *range(ny)))
+
     def make_node(self, *inputs: Any) -> Apply:
         inputs = [as_tensor(i) for i in inputs]
         # Building nodes is on the user's critical path: the typing work depends only on

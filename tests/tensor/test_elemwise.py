@@ -551,3 +551,23 @@ def test_a_repeated_axis_stays_a_value_error():
     with pytest.raises(ValueError, match="repeated") as info:
         pt.sum(x, axis=(0, 0))
     assert not isinstance(info.value, IndexError)
+
+
+@pytest.mark.parametrize(
+    ("op", "ufunc"),
+    [(pt.add, np.add), (pt.sub, np.subtract), (pt.maximum, np.maximum), (pt.mul, np.multiply)],
+)
+def test_outer_matches_numpys_ufunc_outer(op, ufunc):
+    x, y = pt.dvector("x"), pt.imatrix("y")
+    xv, yv = np.array([0.5, -1.0, 2.0]), np.arange(6, dtype="int32").reshape(2, 3)
+    out = op.outer(x, y)
+    want = ufunc.outer(xv, yv)
+    assert out.type.ndim == 3 and out.type.dtype == want.dtype
+    np.testing.assert_array_equal(out.eval({x: xv, y: yv}), want)
+    c = op.outer(pt.constant(np.ones((2, 1))), x)  # static lengths carry over
+    assert c.type.shape == (2, 1, None)
+
+
+def test_outer_of_a_unary_op_is_refused():
+    with pytest.raises(NotImplementedError, match="Exp.outer needs a binary op"):
+        pt.exp.outer(pt.dvector("x"), pt.dvector("y"))

@@ -231,10 +231,11 @@ def argsort(
     a: Any, axis: Any = -1, kind: str | None = None, order: Any = None, stable: bool | None = None
 ) -> Variable:
     """The int64 indices that would sort ``a`` along ``axis`` (None: the flattened tensor);
-    ``kind``, ``order`` and ``stable`` as for :func:`sort`."""
+    ``kind``, ``order`` and ``stable`` as for :func:`sort`. A 0-d ``a`` gives ``[0]``, as
+    in NumPy."""
     kind = _parse_sort_args(kind, order, stable)
     a = as_tensor_variable(a)
-    if axis is None:
+    if axis is None or (a.type.ndim == 0 and not isinstance(axis, Variable) and axis in (0, -1)):
         a, axis = flatten(a), 0
     return ArgSortOp(kind)(a, axis)
 

@@ -122,6 +122,9 @@ LAZY_UPWARD: dict[tuple[str, str], str] = {
     ("arignote.graph.basic", "arignote.printing.debug"): (
         "Variable.dprint prints the graph: a convenience method PyTensor has on every Variable"
     ),
+    ("arignote.graph.fg", "arignote.printing.debug"): (
+        "FunctionGraph.dprint prints the graph: a convenience method PyTensor has on it"
+    ),
     ("arignote._gradient.check", "arignote.compile.function"): (
         "verify_grad compiles the function and its gradient to compare them numerically"
     ),

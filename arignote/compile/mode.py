@@ -35,6 +35,7 @@ from arignote.graph.rewriting.basic import (
     EquilibriumGraphRewriter,
     GraphRewriter,
     MergeOptimizer,
+    NodeRewriter,
     SequentialGraphRewriter,
     apply_node_rewriters,
     in2out,
@@ -207,6 +208,31 @@ class RewriteQuery:
     exclude: frozenset = frozenset()
     require: frozenset = frozenset()
     stages: tuple = tuple(name for name, _, _ in PIPELINE)
+    #: ``(rewriter, position)`` pairs added with :meth:`register`, run between the stages
+    #: by PyTensor's ``optdb`` positions (:data:`STAGE_POSITIONS`)
+    extra: tuple = ()
+
+    def register(self, *rewrites: tuple[Any, float]) -> RewriteQuery:
+        """The same query, also running each ``(rewriter, position)`` pair's rewriter (a
+        GraphRewriter, or a NodeRewriter applied to every node) before the first stage at or
+        after ``position`` in ``optdb``'s order: ``merge`` is at 0, ``canonicalize`` 1,
+        ``stabilize`` 1.5, ``specialize`` 2, ``fusion`` 49, ``inplace`` 75,
+        ``final_merge`` 100; a larger position runs last."""
+        checked = []
+        for pair in rewrites:
+            if not (isinstance(pair, tuple) and len(pair) == 2):
+                raise TypeError(f"register takes (rewriter, position) pairs, got {pair!r}")
+            rewriter, position = pair
+            if isinstance(position, bool) or not isinstance(position, (int, float)):
+                raise TypeError(f"register: the position of {rewriter!r} must be a number, got {position!r}")
+            if isinstance(rewriter, NodeRewriter):
+                graph_rewriter = in2out(rewriter, name=getattr(rewriter, "name", None))
+            elif isinstance(rewriter, GraphRewriter):
+                graph_rewriter = rewriter
+            else:
+                raise TypeError(f"register: {rewriter!r} is neither a GraphRewriter nor a NodeRewriter")
+            checked.append((graph_rewriter, float(position)))
+        return replace(self, extra=(*self.extra, *checked))
 
     def including(self, *tags: str) -> RewriteQuery:
         return replace(self, include=self.include | set(tags))
@@ -221,7 +247,8 @@ class RewriteQuery:
     def from_database_query(cls, q: RewriteDatabaseQuery) -> RewriteQuery:
         """PyTensor's query as a mode's: its tags, and the stages they select."""
         stages = tuple(n for n, _, _ in PIPELINE if _stage_selected(n, q.include, q.exclude, q.require))
-        return cls(include=q.include, exclude=q.exclude, require=q.require, stages=stages)
+        query = cls(include=q.include, exclude=q.exclude, require=q.require, stages=stages)
+        return query.register(*q.extra_rewrites) if q.extra_rewrites else query
 
     def stages_to_run(self) -> list[str]:
         """The stages this query runs, in pipeline order: those of ``stages`` and those
@@ -256,13 +283,26 @@ class RewriteQuery:
         stages = self.stages_to_run()
         if stages[:1] != ["merge"]:  # another stage may change the graph before merging
             fgraph.__dict__.pop("_merged_copy", None)
+        extra = sorted(self.extra, key=lambda pair: pair[1])  # stable: equal positions in order
+        positions = _stage_positions() if extra else {}
         with gc_paused():
             for stage in stages:
+                while extra and extra[0][1] <= positions.get(stage, float("inf")):
+                    self._run_extra(fgraph, extra.pop(0)[0], timings)
                 run = passes.get(stage) or RuleStage(stage)
                 t0 = time.perf_counter()
                 run(fgraph, self)
                 timings[stage] = time.perf_counter() - t0
+            for rewriter, _ in extra:
+                self._run_extra(fgraph, rewriter, timings)
         return timings
+
+    @staticmethod
+    def _run_extra(fgraph: FunctionGraph, rewriter: Any, timings: dict[str, float]) -> None:
+        t0 = time.perf_counter()
+        rewriter.rewrite(fgraph)
+        key = f"registered {getattr(rewriter, 'name', None) or type(rewriter).__name__}"
+        timings[key] = timings.get(key, 0.0) + time.perf_counter() - t0
 
     def rewrite(self, fgraph: FunctionGraph, *args: Any, **kwargs: Any) -> dict[str, float]:
         """Rewrite ``fgraph`` in place (see :meth:`__call__`)."""
@@ -357,6 +397,11 @@ class Mode:
     def requiring(self, *tags: str) -> Mode:
         """The same mode, running only rules tagged with all of ``tags``."""
         return replace(self, optimizer=self.query.requiring(*tags))
+
+    def register(self, *rewrites: tuple[Any, float]) -> Mode:
+        """The same mode, also running each ``(rewriter, position)`` pair's rewriter where
+        ``position`` falls among the pipeline's stages (:meth:`RewriteQuery.register`)."""
+        return replace(self, optimizer=self.query.register(*rewrites))
 
     def clone(self, **kwargs: Any) -> Mode:
         return replace(self, **kwargs)

@@ -187,6 +187,13 @@ class Apply(Node):
     def get_parents(self) -> list[Variable]:
         return list(self.inputs)
 
+    def dprint(self, **kwargs: Any) -> Any:
+        """Print the graph that computes this node's outputs
+        (:func:`arignote.printing.debugprint`, which takes the same keyword arguments)."""
+        from arignote.printing.debug import debugprint
+
+        return debugprint(self, **kwargs)
+
     @property
     def creation_site(self) -> str:
         """Where the user created this node, as ``File "...", line N, in f`` + source."""
@@ -330,6 +337,20 @@ class Variable(Node):
 
     def get_parents(self) -> list[Apply]:
         return [self.owner] if self.owner is not None else []
+
+    @property
+    def owner_op(self) -> Any:
+        """The Op of the Apply that computes this Variable, or None for a graph input or a
+        constant."""
+        owner = self.owner
+        return None if owner is None else owner.op
+
+    @property
+    def owner_op_and_inputs(self) -> tuple:
+        """``(op, *inputs)`` of the Apply that computes this Variable (for matching a
+        pattern in one unpacking), or ``(None,)`` when nothing computes it."""
+        owner = self.owner
+        return (None,) if owner is None else (owner.op, *owner.inputs)
 
     # -- pickling (iterative at any depth: see arignote.graph.pickling) -------------------
 

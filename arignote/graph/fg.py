@@ -634,6 +634,22 @@ class FunctionGraph:
         """``{feature: feature.<name>(*args)}`` for every feature that has it."""
         return {f: getattr(f, name)(*args) for f in self._features if hasattr(f, name)}
 
+    def get_output_client(self, i: int) -> ClientType:
+        """The ``(Output node, 0)`` client that marks ``self.outputs[i]`` (a LookupError when
+        there is none: a graph whose clients are out of date)."""
+        for client in self.clients[self.outputs[i]]:
+            node = client[0]
+            if isinstance(node.op, Output) and node.op.idx == i:
+                return client
+        raise LookupError(f"output {i} of this FunctionGraph has no Output client")
+
+    def dprint(self, **kwargs: Any) -> Any:
+        """Print this graph (:func:`arignote.printing.debugprint`, which takes the same keyword
+        arguments; ``file="str"`` returns the text)."""
+        from arignote.printing.debug import debugprint
+
+        return debugprint(self, **kwargs)
+
     # -- orders and checks ----------------------------------------------------------------
 
     def orderings(self) -> dict[Apply, list[Apply]]:

@@ -258,9 +258,22 @@ def get_scalar_type(dtype: Any) -> ScalarType:
 class ScalarVariable(Variable):
     """A Variable of a :class:`ScalarType`, with arithmetic operators building scalar ops."""
 
+    ndim = 0  # as a 0-d tensor's, so code can check ``x.ndim`` on scalars and tensors alike
+
     @property
     def dtype(self) -> str:
         return self.type.dtype
+
+    def astype(self, dtype: Any) -> ScalarVariable:
+        return self._op("cast", self, dtype)
+
+    def zeros_like(self, dtype: Any = None) -> ScalarVariable:
+        """A zero of ``dtype`` (default: this scalar's), computed from this scalar."""
+        return self._op("second", self, constant(0, dtype=dtype or self.type.dtype))
+
+    def ones_like(self, dtype: Any = None) -> ScalarVariable:
+        """A one of ``dtype`` (default: this scalar's), computed from this scalar."""
+        return self._op("second", self, constant(1, dtype=dtype or self.type.dtype))
 
     def _op(self, name: str, *args: Any) -> ScalarVariable:
         from arignote.scalar import basic

@@ -400,7 +400,9 @@ class Repeat(Op):
         x = as_tensor_variable(x)
         repeats = as_tensor_variable(repeats)
         if self.axis >= x.type.ndim:
-            raise ValueError(f"{self}: axis {self.axis} is out of range for {x} of Type {x.type}")
+            raise np.exceptions.AxisError(
+                f"{self}: axis {self.axis} is out of range for {x} of Type {x.type}"
+            )
         if repeats.type.ndim != 1 or not _is_int_dtype(repeats.type.dtype):
             raise TypeError(
                 f"{self}: repeats must be an integer vector, got {repeats} of Type {repeats.type}"
@@ -488,7 +490,9 @@ class RepeatGrad(Op):
         repeats = as_tensor_variable(repeats)
         n = _as_length(n, f"{self}: the length n")
         if self.axis >= g.type.ndim:
-            raise ValueError(f"{self}: axis {self.axis} is out of range for {g} of Type {g.type}")
+            raise np.exceptions.AxisError(
+                f"{self}: axis {self.axis} is out of range for {g} of Type {g.type}"
+            )
         if repeats.type.ndim != 1 or not _is_int_dtype(repeats.type.dtype):
             raise TypeError(
                 f"{self}: repeats must be an integer vector, got {repeats} of Type {repeats.type}"
@@ -648,9 +652,10 @@ def _static_or(v: Variable) -> Any:
 
 def _triangle(m: Any, k: Any, what: str, lower: bool) -> Variable:
     m = as_tensor_variable(m)
-    if m.type.ndim < 2:
-        raise ValueError(f"{what} needs a tensor of at least 2 dimensions, got {m} of Type {m.type}")
-    rows, cols = shape_tuple(m)[-2:]
+    if m.type.ndim == 0:
+        raise ValueError(f"{what} needs a tensor of at least 1 dimension, got {m} of Type {m.type}")
+    # a vector of length n is NumPy's n x n matrix with that vector on every row
+    rows, cols = shape_tuple(m)[-2:] if m.type.ndim >= 2 else shape_tuple(m) * 2
     zero = constant(np.zeros((), dtype=m.type.dtype))
     if lower:
         return switch(tri(rows, cols, k, dtype="bool"), m, zero)
@@ -659,12 +664,14 @@ def _triangle(m: Any, k: Any, what: str, lower: bool) -> Variable:
 
 
 def tril(m: Any, k: Any = 0) -> Variable:
-    """``m`` with the elements above diagonal ``k`` set to zero (over the last two axes)."""
+    """``m`` with the elements above diagonal ``k`` set to zero (over the last two axes; a
+    vector is first repeated into a square matrix, as ``numpy.tril`` does)."""
     return _triangle(m, k, "tril", lower=True)
 
 
 def triu(m: Any, k: Any = 0) -> Variable:
-    """``m`` with the elements below diagonal ``k`` set to zero (over the last two axes)."""
+    """``m`` with the elements below diagonal ``k`` set to zero (over the last two axes; a
+    vector is first repeated into a square matrix, as ``numpy.triu`` does)."""
     return _triangle(m, k, "triu", lower=False)
 
 

@@ -69,7 +69,9 @@ class CumOp(Op):
     def make_node(self, x: Any) -> Apply:
         x = as_tensor_variable(x)
         if self.axis >= x.type.ndim:
-            raise ValueError(f"{self}: axis {self.axis} is out of bounds for {x} of Type {x.type}")
+            raise np.exceptions.AxisError(
+                f"{self}: axis {self.axis} is out of bounds for {x} of Type {x.type}"
+            )
         return Apply(self, [x], [TensorType(_cum_dtype(x.type.dtype), x.type.shape)()])
 
     def perform(self, node: Apply, inputs: Sequence[np.ndarray], output_storage: list[list[Any]]) -> None:
@@ -127,7 +129,9 @@ class Flip(Op):
     def make_node(self, x: Any) -> Apply:
         x = as_tensor_variable(x)
         if self.axis >= x.type.ndim:
-            raise ValueError(f"{self}: axis {self.axis} is out of bounds for {x} of Type {x.type}")
+            raise np.exceptions.AxisError(
+                f"{self}: axis {self.axis} is out of bounds for {x} of Type {x.type}"
+            )
         return Apply(self, [x], [x.type()])
 
     def perform(self, node: Apply, inputs: Sequence[np.ndarray], output_storage: list[list[Any]]) -> None:

@@ -86,7 +86,7 @@ def _two_axes(
     for which, ax in (("axis1", axis1), ("axis2", axis2)):
         if not -ndim <= ax < ndim:
             what, subject = describe()
-            raise ValueError(f"{what}: {which}={ax} is out of range for {subject}")
+            raise np.exceptions.AxisError(f"{what}: {which}={ax} is out of range for {subject}")
     a1, a2 = axis1 % ndim, axis2 % ndim
     if distinct and a1 == a2:
         what, subject = describe()

@@ -99,6 +99,20 @@ class Elemwise(Op):
     def name(self) -> str:
         return self._name or str(self)
 
+    def outer(self, x: Any, y: Any) -> Any:
+        """This binary op applied to every pair of an element of ``x`` and one of ``y``, as
+        NumPy's ``ufunc.outer``: the result's shape is ``x.shape + y.shape``.
+
+        >>> import arignote.tensor as pt
+        >>> pt.add.outer(pt.dvector("x"), pt.dmatrix("y")).type.ndim
+        3
+        """
+        if self.nin not in (-1, 2):
+            raise NotImplementedError(f"{self}.outer needs a binary op; {self} takes {self.nin} input(s)")
+        x, y = as_tensor_variable(x), as_tensor_variable(y)
+        nx, ny = x.type.ndim, y.type.ndim
+        return self(x.dimshuffle(*range(nx), *["x"] * ny), y.dimshuffle(*["x"] * nx, *range(ny)))
+
     def make_node(self, *inputs: Any) -> Apply:
         inputs = [as_tensor(i) for i in inputs]
         # Building nodes is on the user's critical path: the typing work depends only on
@@ -349,7 +363,8 @@ class DimShuffle(Op):
 def normalize_axis(axis: Any, ndim: int, what: str = "axis") -> tuple[int, ...] | None:
     """``axis`` (None, an int, or a sequence) as a sorted tuple of non-negative axes.
 
-    An axis out of range or repeated is a ``ValueError`` naming it and ``ndim``.
+    An axis out of range is NumPy's ``AxisError`` (a ValueError and an IndexError), a repeated
+    one a ``ValueError``, each naming it and ``ndim``.
     """
     if axis is None:
         return None
@@ -368,7 +383,7 @@ def normalize_axis(axis: Any, ndim: int, what: str = "axis") -> tuple[int, ...] 
         if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
             raise TypeError(f"{what} must be an int or a sequence of ints, got {a!r}")
         if not -ndim <= a < ndim:
-            raise ValueError(f"{what} {a} is out of bounds for a tensor of {ndim} dimension(s)")
+            raise np.exceptions.AxisError(f"{what} {a} is out of bounds for a tensor of {ndim} dimension(s)")
         out.append(int(a) % ndim)
     if len(set(out)) != len(out):
         raise ValueError(f"repeated {what} in {tuple(axes)}")

@@ -49,6 +49,7 @@ from arignote.tensor.ranges import (
 )
 from arignote.tensor.searching import (
     Nonzero,
+    Unique,
     bincount,
     compress,
     flatnonzero,
@@ -70,6 +71,7 @@ __all__ = [
     "CumOp",
     "Flip",
     "Nonzero",
+    "Unique",
     "RavelMultiIndex",
     "UnravelIndex",
     "as_tensor_variable",

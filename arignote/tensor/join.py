@@ -78,7 +78,7 @@ def _constant_axis(axis: Variable, ndim: int, what: str) -> tuple[Variable, int 
     except NotScalarConstantError:
         return axis, None
     if not -ndim <= value < ndim:
-        raise ValueError(f"{what}: axis {value} is out of range for {ndim}-d inputs")
+        raise np.exceptions.AxisError(f"{what}: axis {value} is out of range for {ndim}-d inputs")
     if value < 0 or not isinstance(axis, Constant):
         value %= ndim
         axis = constant(np.asarray(value, dtype=axis.type.dtype))
@@ -88,7 +88,7 @@ def _constant_axis(axis: Variable, ndim: int, what: str) -> tuple[Variable, int 
 def _runtime_axis(axis: Any, ndim: int, what: str) -> int:
     value = int(axis)
     if not -ndim <= value < ndim:
-        raise ValueError(f"{what}: axis {value} is out of range for {ndim}-d inputs")
+        raise np.exceptions.AxisError(f"{what}: axis {value} is out of range for {ndim}-d inputs")
     return value % ndim
 
 

@@ -529,7 +529,7 @@ def shape_padaxis(t: Any, axis: int) -> Variable:
     axis = _int_arg(axis, "shape_padaxis: axis")
     ndim = t.type.ndim + 1
     if not -ndim <= axis < ndim:
-        raise ValueError(
+        raise np.exceptions.AxisError(
             f"shape_padaxis: axis {axis} is out of range [-{ndim}, {ndim}) for {t} of Type {t.type}"
         )
     axis %= ndim

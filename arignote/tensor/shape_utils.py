@@ -343,7 +343,9 @@ def join_dims(x: Any, start_axis: int = 0, n_axes: int | None = None) -> Variabl
     ndim = x.type.ndim
     start = _int_arg(start_axis, "join_dims: start_axis")
     if not -ndim <= start <= ndim:
-        raise ValueError(f"join_dims: start_axis {start} is out of range for {x} of Type {x.type}")
+        raise np.exceptions.AxisError(
+            f"join_dims: start_axis {start} is out of range for {x} of Type {x.type}"
+        )
     if start < 0:
         start += ndim
     n = ndim - start if n_axes is None else _int_arg(n_axes, "join_dims: n_axes")

@@ -87,7 +87,9 @@ class _SortBase(Op):
     def _axis(self, x: np.ndarray, axis: Any) -> int:
         a = int(axis)
         if not -x.ndim <= a < x.ndim:
-            raise ValueError(f"{self}: axis {a} is out of bounds for a value of {x.ndim} dimension(s)")
+            raise np.exceptions.AxisError(
+                f"{self}: axis {a} is out of bounds for a value of {x.ndim} dimension(s)"
+            )
         return a
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: Sequence[tuple]) -> list[tuple]:
@@ -233,10 +235,11 @@ def argsort(
     a: Any, axis: Any = -1, kind: str | None = None, order: Any = None, stable: bool | None = None
 ) -> Variable:
     """The int64 indices that would sort ``a`` along ``axis`` (None: the flattened tensor);
-    ``kind``, ``order`` and ``stable`` as for :func:`sort`."""
+    ``kind``, ``order`` and ``stable`` as for :func:`sort`. A 0-d ``a`` gives ``[0]``, as
+    in NumPy."""
     kind = _parse_sort_args(kind, order, stable)
     a = as_tensor_variable(a)
-    if axis is None:
+    if axis is None or (a.type.ndim == 0 and not isinstance(axis, Variable) and axis in (0, -1)):
         a, axis = flatten(a), 0
     return ArgSortOp(kind)(a, axis)
 

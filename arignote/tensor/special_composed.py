@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from arignote.configdefaults import config
 from arignote.graph.basic import Variable
+from arignote.scalar.type import discrete_types
 from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.ufuncs import (
+    cast,
     ceil,
     eq,
     exp,
@@ -75,8 +78,12 @@ def factorial(n: Any) -> Variable:
 
 
 def logit(x: Any) -> Variable:
-    """``log(x / (1 - x))``, the inverse of ``sigmoid`` (``scipy.special.logit``)."""
+    """``log(x / (1 - x))``, the inverse of ``sigmoid`` (``scipy.special.logit``). Integer
+    and bool inputs give ``floatX`` (as their ratio does in PyTensor; float64 by default,
+    as SciPy's)."""
     x = as_tensor_variable(x)
+    if x.type.dtype in discrete_types:
+        x = cast(x, config.floatX)  # before negating: -x would wrap around for unsigned ints
     return log(x) - log1p(-x)
 
 

@@ -373,7 +373,9 @@ def chi2sf(x: Any, k: Any) -> Variable:
     """The survival function of the chi-squared distribution with ``k`` degrees of freedom at
     ``x``: ``gammaincc(k / 2, x / 2)``. Deprecated (as in PyTensor): write that instead."""
     warnings.warn("chi2sf is deprecated; use gammaincc(k / 2, x / 2)", FutureWarning, stacklevel=2)
-    return gammaincc(true_div(k, 2), true_div(x, 2))
+    # Python's division first: a Python number k stays a number (k=1 gives the constant 0.5,
+    # float32, so a float32 x keeps a float32 result, as in PyTensor)
+    return gammaincc(k / 2, x / 2)
 
 
 # NumPy's names for the comparisons (the same Elemwise Ops)

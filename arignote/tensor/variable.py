@@ -25,6 +25,7 @@ from arignote.tensor.cumulative import cumprod as _cumprod
 from arignote.tensor.cumulative import cumsum as _cumsum
 from arignote.tensor.diag import diagonal as _diagonal
 from arignote.tensor.elemwise import DimShuffle
+from arignote.tensor.indexing.advanced import choose as _choose
 from arignote.tensor.indexing.advanced import take as _take
 from arignote.tensor.indexing.basic import getitem, inc_subtensor, set_subtensor
 from arignote.tensor.linalg.matrix_functions import trace as _trace
@@ -41,13 +42,17 @@ from arignote.tensor.reductions import prod as _prod
 from arignote.tensor.reductions import std as _std
 from arignote.tensor.reductions import sum as _sum
 from arignote.tensor.reductions import var as _var
+from arignote.tensor.searching import compress as _compress
 from arignote.tensor.searching import nonzero as _nonzero
+from arignote.tensor.searching import nonzero_values as _nonzero_values
+from arignote.tensor.searching import searchsorted as _searchsorted
 from arignote.tensor.shape import flatten as _flatten
 from arignote.tensor.shape import get_vector_length as _get_vector_length
 from arignote.tensor.shape import reshape as _reshape
 from arignote.tensor.shape import shape as _shape
 from arignote.tensor.sort import argsort as _argsort
 from arignote.tensor.sort import sort as _sort
+from arignote.tensor.statistics import ptp as _ptp
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import abs as _abs
 from arignote.tensor.ufuncs import (
@@ -374,6 +379,45 @@ class _tensor_py_operators:
     def nonzero(self, return_matrix: bool = False) -> Any:
         return _nonzero(self, return_matrix)
 
+    def nonzero_values(self) -> Any:
+        return _nonzero_values(self)
+
+    def searchsorted(self, v: Any, side: str = "left", sorter: Any = None) -> Any:
+        """Where the values ``v`` go in this sorted vector (``numpy.searchsorted``)."""
+        return _searchsorted(self, v, side, sorter)
+
+    def compress(self, condition: Any, axis: int | None = None) -> Any:
+        """The slices of this tensor along ``axis`` where ``condition`` is true, as NumPy's
+        ``a.compress(condition, axis)``. (PyTensor 3's method swaps the two: it takes
+        ``self`` as the condition.)"""
+        return _compress(condition, self, axis)
+
+    def choose(self, choices: Any, mode: str = "raise") -> Any:
+        """``numpy.choose`` with this integer tensor as the index (see
+        :func:`arignote.tensor.choose`)."""
+        return _choose(self, choices, mode)
+
+    def ptp(self, axis: Any = None, keepdims: bool = False) -> Any:
+        """Maximum minus minimum over ``axis`` (see :func:`arignote.tensor.ptp`)."""
+        return _ptp(self, axis, keepdims=keepdims)
+
+    def norm(self, L: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        """The ``L``-norm over ``axis`` (None: all elements), ``sum(abs(x) ** L) ** (1 / L)``;
+        ``L=inf`` is the largest absolute value, ``-inf`` the smallest, ``0`` the count of
+        nonzero elements (as ``numpy.linalg.norm``'s vector norms)."""
+        if isinstance(L, (bool, np.bool_)) or not isinstance(L, (int, float, np.integer, np.floating)):
+            raise TypeError(f"norm: L must be a Python or NumPy number, got {L!r}")
+        a = _abs(self)
+        if np.isposinf(L):
+            return _max(a, axis, keepdims=keepdims)
+        if np.isneginf(L):
+            return _min(a, axis, keepdims=keepdims)
+        if np.isnan(L):
+            raise ValueError("norm: L must not be NaN")
+        if L == 0:
+            return _sum(_cast(gt(a, 0), "floatX"), axis, keepdims=keepdims)
+        return _pow(_sum(_pow(a, L), axis, keepdims=keepdims), 1.0 / L)
+
     def repeat(self, repeats: Any, axis: int | None = None) -> Any:
         return _repeat(self, repeats, axis)
 
@@ -499,6 +543,23 @@ class TensorConstant(_tensor_py_operators, Constant):
 
     def signature(self) -> TensorConstantSignature:
         return TensorConstantSignature((self.type, self.data))
+
+    @property
+    def unique_value(self) -> Any:
+        """The one value every element of this constant holds (a read-only NumPy value), or
+        None when it is empty or holds more than one value (NaN equals nothing, so an array
+        of several NaNs has none)."""
+        d = self.__dict__
+        if "_unique_value" not in d:
+            data, value = self.data, None
+            if data.size == 1:
+                value = data.reshape(())
+            elif data.size > 1:
+                flat = data.reshape(-1)
+                if (flat == flat[0]).all():
+                    value = flat[0]
+            d["_unique_value"] = value
+        return d["_unique_value"]
 
     def __str__(self) -> str:
         # PyTensor 3's format: the data on one line, long ones elided in the middle;

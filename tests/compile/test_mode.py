@@ -303,3 +303,50 @@ def test_the_merge_stage_trusts_a_merged_copy_only_as_the_first_stage():
     assert "_merged_copy" not in fg.__dict__
     RewriteQuery(stages=("merge",))(fg)
     assert len(fg.apply_nodes) == 1
+
+
+def test_register_runs_a_rewriter_at_its_position():
+    """Mode.register((rewriter, position)): PyTensor's way to add one rewrite to a mode."""
+    from arignote.graph.rewriting.basic import GraphRewriter
+
+    seen = []
+
+    class Spy(GraphRewriter):
+        def __init__(self, tag):
+            self.tag = tag
+
+        def apply(self, fgraph):
+            # what the graph looks like when it runs: before canonicalize, x * 1 is still there
+            seen.append((self.tag, sorted(str(n.op) for n in fgraph.apply_nodes)))
+
+    @node_rewriter([pt.exp])
+    def exp_to_log(fgraph, node):
+        return [pt.log(node.inputs[0])]
+
+    x = pt.dvector("x")
+    base = get_mode("FAST_RUN")
+    mode = base.register((Spy("early"), 0.5), (exp_to_log, 50), (Spy("late"), 1000))
+    assert mode is not base and base.query.extra == ()
+    f = function([x], pt.exp(x * 1.0), mode=mode)
+    xv = np.array([1.0, 2.0])
+    np.testing.assert_allclose(f(xv), np.log(xv))  # the node rewriter ran over every node
+    assert [tag for tag, _ in seen] == ["early", "late"]
+    assert "Mul" in seen[0][1] and "Mul" not in str(seen[1][1])
+    # the registered rewrites survive including/excluding, and a RewriteDatabaseQuery's
+    # extra_rewrites become the mode's
+    assert mode.including("fast_run").query.extra == mode.query.extra
+    from arignote.graph.rewriting.db import RewriteDatabaseQuery
+
+    q = RewriteDatabaseQuery(include=["fast_run"]).register((exp_to_log, 50))
+    g = function([x], pt.exp(x), mode=Mode(linker="py", optimizer=q))
+    np.testing.assert_allclose(g(xv), np.log(xv))
+
+
+def test_register_refuses_what_is_not_a_rewriter_and_position():
+    mode = get_mode("FAST_RUN")
+    with pytest.raises(TypeError, match=r"\(rewriter, position\) pairs"):
+        mode.register(node_rewriter)
+    with pytest.raises(TypeError, match="neither a GraphRewriter nor a NodeRewriter"):
+        mode.register((lambda fg: None, 1))
+    with pytest.raises(TypeError, match="must be a number"):
+        mode.register((mode_module.MergeOptimizer(), "late"))

@@ -919,3 +919,19 @@ def test_the_order_kept_from_building_is_toposort_s():
     for outs in ([c, b, add(a, a)], [a, c], [x, c, x]):
         fg = FunctionGraph([x, y], outs, clone=True)
         assert fg.toposort() == io_toposort(fg.inputs, fg.outputs)
+
+
+def test_get_output_client_and_dprint():
+    x, y = double("x"), double("y")
+    z = add(x, y)
+    fg = FunctionGraph([x, y], [z, x], clone=False)
+    node, i = fg.get_output_client(1)
+    assert isinstance(node.op, Output) and node.op.idx == 1 and i == 0 and node.inputs == [x]
+    assert fg.get_output_client(0)[0].inputs == [z]
+    fg.clients[x].remove((node, 0))  # a graph whose clients are out of date
+    with pytest.raises(LookupError, match="output 1"):
+        fg.get_output_client(1)
+    fg = FunctionGraph([x, y], [z], clone=False)
+    text = fg.dprint(file="str")
+    assert text.splitlines()[0].startswith(str(z.owner.op)) and "x [id" in text and "y [id" in text
+    assert z.owner.dprint(file="str") == z.dprint(file="str")

@@ -193,6 +193,13 @@ def test_kn_and_chi2sf():
     )
     with pytest.warns(FutureWarning):
         assert pt.chi2sf(pt.bvector(), pt.bvector()).dtype == "float64"  # k / 2 of int8: float64
+    # a Python number k is divided by Python (k / 2 is the float32 constant 0.5): a float32 x
+    # keeps a float32 result, as in PyTensor
+    xf = pt.fvector("xf")
+    with pytest.warns(FutureWarning):
+        out = pt.chi2sf(xf, 1)
+    assert out.dtype == "float32"
+    np.testing.assert_allclose(out.eval({xf: xs.astype("float32")}), sp.chdtrc(1, xs), rtol=1e-6)
 
 
 # --- dtypes and errors ------------------------------------------------------------------------

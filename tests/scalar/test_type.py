@@ -610,3 +610,14 @@ def test_as_scalar():
 
     with pytest.raises(TypeError, match="as a scalar"):
         as_scalar(Variable(OtherType(), None, None))
+
+
+def test_scalar_variable_tensor_like_methods():
+    """``ndim``, ``astype``, ``zeros_like`` and ``ones_like`` as on a 0-d tensor."""
+    y = ps.float64("y")
+    assert y.ndim == 0 and ps.constant(2).ndim == 0
+    outs = [y.astype("int8"), y.zeros_like(), y.ones_like("int32")]
+    assert [o.type.dtype for o in outs] == ["int8", "float64", "int32"]
+    got = [o.eval({y: 2.7}) for o in outs]
+    assert [np.asarray(g).dtype for g in got] == ["int8", "float64", "int32"]
+    assert [np.asarray(g).item() for g in got] == [2, 0.0, 1]

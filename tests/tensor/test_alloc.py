@@ -541,5 +541,19 @@ def test_tril_triu_static_and_symbolic():
     k = pt.lscalar("k")
     np.testing.assert_array_equal(pt.tril(m, k).eval({m: value, k: -1}), np.tril(value, -1))
     np.testing.assert_array_equal(pt.triu(m, k).eval({m: value, k: 2}), np.triu(value, 2))
-    with pytest.raises(ValueError, match="at least 2 dimensions"):
-        pt.tril(pt.dvector("v"))
+    with pytest.raises(ValueError, match="tril needs a tensor of at least 1 dimension"):
+        pt.tril(pt.dscalar("s"))
+    with pytest.raises(ValueError, match="triu needs a tensor of at least 1 dimension"):
+        pt.triu(pt.dscalar("s"))
+
+
+@pytest.mark.parametrize("k", [0, 1, -2, 5])
+def test_tril_triu_of_a_vector_is_numpys_square_matrix(k):
+    """NumPy repeats a vector into an n x n matrix before masking it (PyTensor too)."""
+    v = np.arange(1, 5, dtype="int16")
+    x = pt.tensor("x", dtype="int16", shape=(None,))
+    for fn, ref in ((pt.tril, np.tril), (pt.triu, np.triu)):
+        out = fn(x, k)
+        assert out.type.dtype == "int16" and out.type.ndim == 2
+        np.testing.assert_array_equal(out.eval({x: v}), ref(v, k))
+    assert pt.tril(pt.tensor("s", dtype="float32", shape=(3,))).type.shape == (3, 3)

@@ -502,3 +502,72 @@ def test_tensor_type_of_outputs() -> None:
     out = pt.exp(x)
     assert isinstance(out.type, TensorType)
     assert out.type == TensorType("float32", (2, None, 1))
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda x: pt.sum(x, axis=2),
+        lambda x: pt.max(x, axis=-3),
+        lambda x: pt.argmax(x, axis=2),
+        lambda x: pt.mean(x, axis=5),
+        lambda x: pt.all(x, axis=2),
+        lambda x: pt.var(x, axis=2),
+        lambda x: pt.sort(x, axis=2),
+        lambda x: pt.argsort(x, axis=2),
+        lambda x: pt.cumsum(x, axis=2),
+        lambda x: pt.diff(x, axis=2),
+        lambda x: pt.squeeze(x, axis=2),
+        lambda x: pt.expand_dims(x, 3),
+        lambda x: pt.swapaxes(x, 0, 2),
+        lambda x: pt.moveaxis(x, 0, 2),
+        lambda x: pt.take(x, [0], axis=2),
+        lambda x: pt.repeat(x, 2, axis=2),
+        lambda x: pt.flip(x, axis=2),
+        lambda x: pt.special.softmax(x, axis=2),
+        lambda x: pt.logsumexp(x, axis=2),
+        lambda x: pt.unique(x, axis=2),
+        lambda x: pt.roll(x, 1, axis=2),
+        lambda x: pt.median(x, axis=2),
+        lambda x: pt.ptp(x, axis=2),
+        lambda x: pt.tensordot(x, x, axes=[[2], [0]]),
+        lambda x: pt.diagonal(x, axis1=0, axis2=2),
+        lambda x: pt.shape_padaxis(x, 3),
+        lambda x: pt.take(pt.dscalar("s"), [0], axis=0),
+    ],
+)
+def test_an_axis_out_of_range_is_numpys_axis_error(build):
+    """An axis out of range is NumPy's AxisError (both a ValueError and an IndexError), as
+    in NumPy and PyTensor, whatever function takes it."""
+    x = pt.dmatrix("x")
+    with pytest.raises(np.exceptions.AxisError) as info:
+        build(x)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, IndexError)
+    assert "out of" in str(info.value)
+
+
+def test_a_repeated_axis_stays_a_value_error():
+    x = pt.dmatrix("x")
+    with pytest.raises(ValueError, match="repeated") as info:
+        pt.sum(x, axis=(0, 0))
+    assert not isinstance(info.value, IndexError)
+
+
+@pytest.mark.parametrize(
+    ("op", "ufunc"),
+    [(pt.add, np.add), (pt.sub, np.subtract), (pt.maximum, np.maximum), (pt.mul, np.multiply)],
+)
+def test_outer_matches_numpys_ufunc_outer(op, ufunc):
+    x, y = pt.dvector("x"), pt.imatrix("y")
+    xv, yv = np.array([0.5, -1.0, 2.0]), np.arange(6, dtype="int32").reshape(2, 3)
+    out = op.outer(x, y)
+    want = ufunc.outer(xv, yv)
+    assert out.type.ndim == 3 and out.type.dtype == want.dtype
+    np.testing.assert_array_equal(out.eval({x: xv, y: yv}), want)
+    c = op.outer(pt.constant(np.ones((2, 1))), x)  # static lengths carry over
+    assert c.type.shape == (2, 1, None)
+
+
+def test_outer_of_a_unary_op_is_refused():
+    with pytest.raises(NotImplementedError, match="Exp.outer needs a binary op"):
+        pt.exp.outer(pt.dvector("x"), pt.dvector("y"))

@@ -186,3 +186,14 @@ def test_methods():
     np.testing.assert_array_equal(x.cumprod(axis=0).eval({x: X}), np.cumprod(X, axis=0))
     for r, e in zip(x.nonzero(), X.nonzero()):
         np.testing.assert_array_equal(r.eval({x: X}), e)
+
+
+def test_unique_op_at_extra_ops_path():
+    from arignote.tensor.extra_ops import Unique
+
+    x = pt.dvector("x")
+    xv = np.array([1, 2.0, 3, 4, 3, 2, 1.0])
+    got = Unique(True, True, False)(x)
+    want = np.unique(xv, return_index=True, return_inverse=True)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g.eval({x: xv}), w)

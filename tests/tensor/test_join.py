@@ -312,3 +312,20 @@ def test_split_errors():
         a.eval({y: np.ones(3), s: [4, -1]})
     with pytest.raises(ValueError, match="splits has 3 entries, expected 2"):
         a.eval({y: np.ones(3), s: [1, 1, 1]})
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda x: pt.join(2, x, x),
+        lambda x: pt.join(-3, x, x),
+        lambda x: pt.concatenate([x, x], axis=2),
+        lambda x: pt.stack([x, x], axis=3),
+        lambda x: pt.split(x, [1, 1], 2, axis=3),
+    ],
+)
+def test_an_axis_out_of_range_is_numpys_axis_error(build):
+    """NumPy's AxisError, as PyTensor raises: code catching ValueError or IndexError works."""
+    x = pt.dmatrix("x")
+    with pytest.raises(np.exceptions.AxisError, match="out of (range|bounds)"):
+        build(x)

@@ -123,7 +123,7 @@ def test_bad_axis(fn):
     with pytest.raises(ValueError, match="out of bounds"):
         fn(x, axis=-3)
     with pytest.raises(ValueError, match="out of bounds"):
-        fn(pt.dscalar("s"), axis=-1)
+        fn(pt.dscalar("s"), axis=-1 if fn is sort else 1)  # argsort of a 0-d is [0], as NumPy's
     with pytest.raises(TypeError, match="integer scalar"):
         fn(x, axis=1.0)
     with pytest.raises(TypeError, match="integer scalar"):
@@ -154,3 +154,14 @@ def test_methods():
     np.testing.assert_array_equal(x.sort(axis=0).eval({x: X}), np.sort(X, axis=0))
     np.testing.assert_array_equal(x.argsort(axis=None).eval({x: X}), np.argsort(X, axis=None))
     assert x.sort(kind="stable").owner.op.kind == "stable"
+
+
+@pytest.mark.parametrize("axis", [-1, 0, None])
+def test_argsort_of_a_0d_tensor_is_numpys(axis):
+    s = pt.dscalar("s")
+    out = pt.argsort(s, axis=axis)
+    want = np.argsort(np.array(0.3), axis=axis)
+    assert out.type.shape == want.shape and out.type.dtype == want.dtype
+    np.testing.assert_array_equal(out.eval({s: 0.3}), want)
+    with pytest.raises(np.exceptions.AxisError):
+        pt.argsort(s, axis=1)

@@ -74,3 +74,18 @@ def test_scalar_betaln():
     out = ps.betaln(a, b)
     assert np.isclose(out.eval({a: 2.0, b: 3.0}), sp.betaln(2.0, 3.0))
     assert ps.betaln(ps.float32("c"), ps.float32("d")).type.dtype == "float32"
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "int8", "int64", "bool"])
+def test_logit_of_integers_and_bools_matches_scipy(dtype):
+    """Integer inputs are computed in floatX: negating an unsigned 1 used to wrap around
+    (logit(uint8 1) came out -5.5 instead of +inf)."""
+    values = np.array([0, 1, 0, 1, 1]) if dtype == "bool" else np.array([0, 1, 2, 3, 200])
+    v = values.astype(dtype)
+    x = pt.tensor("x", dtype=dtype, shape=(None,))
+    out = special.logit(x)
+    assert out.type.dtype == arignote.config.floatX
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = sp.logit(v)
+        got = out.eval({x: v})
+    np.testing.assert_array_equal(got, want)

@@ -500,3 +500,27 @@ def test_pytensor_names_importable_from_this_module() -> None:
     assert get_scalar_constant_value(pt.constant(4)) == 4
     with pytest.raises(ImportError):
         from arignote.tensor.subtensor import no_such_name  # noqa: F401
+
+
+def test_get_constant_idx() -> None:
+    from arignote.tensor.exceptions import NotScalarConstantError
+    from arignote.tensor.subtensor import get_constant_idx
+
+    a, i, s = pt.dmatrix("a"), pt.lscalar("i"), pt.lscalar("s")
+    b = a[i, 1:3]
+    op, inputs = b.owner.op, b.owner.inputs
+    assert get_constant_idx(op.idx_list, inputs, allow_partial=True) == [inputs[1], slice(1, 3, None)]
+    with pytest.raises(NotScalarConstantError):
+        get_constant_idx(op.idx_list, inputs)
+    c = a[pt.constant(2) + 1, : pt.constant(4) : 2]  # constants computed in the graph are read
+    got = get_constant_idx(c.owner.op.idx_list, c.owner.inputs)
+    assert got == [3, slice(None, 4, 2)] and type(got[0]) is int
+    # only_process_constants: a computed index is not looked into
+    with pytest.raises(NotScalarConstantError):
+        get_constant_idx(c.owner.op.idx_list, c.owner.inputs, only_process_constants=True)
+    # the inc Ops: the value input comes before the index inputs
+    d = set_subtensor(a[::s, 0], pt.dvector("v"))
+    assert get_constant_idx(d.owner.op.idx_list, d.owner.inputs, allow_partial=True) == [
+        slice(None, None, d.owner.inputs[2]),
+        0,
+    ]

@@ -742,3 +742,90 @@ class TestTensorConstant:
         with pytest.raises(TypeError, match="truth value"):
             if c:
                 pass
+
+
+# --- PyTensor 3's remaining methods (its docstring examples call them) --------------------
+
+
+class TestMoreMethods:
+    def test_searchsorted(self):
+        x = pt.dvector("x")
+        v = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+        assert ev(x.searchsorted(3), {x: v}) == np.searchsorted(v, 3)
+        q = np.array([0.5, 3.0, 9.0])
+        for side in ("left", "right"):
+            np.testing.assert_array_equal(
+                ev(x.searchsorted(q, side=side), {x: v}), np.searchsorted(v, q, side)
+            )
+        s = np.array([3.0, 1.0, 2.0])
+        got = ev(x.searchsorted(q, sorter=pt.argsort(x)), {x: s})
+        np.testing.assert_array_equal(got, np.searchsorted(s, q, sorter=np.argsort(s)))
+
+    def test_compress_follows_numpy(self):
+        x = pt.dmatrix("x")
+        c = pt.bvector("c")
+        for axis in (None, 0, 1):
+            cond = np.array([1, 0, 1], dtype="int8")
+            got = ev(x.compress(c, axis=axis), {x: XV[:, :3], c: cond})
+            np.testing.assert_array_equal(got, XV[:, :3].compress(cond, axis=axis))
+
+    def test_choose(self):
+        i = pt.ivector("i")
+        a, b = pt.dvector("a"), pt.dvector("b")
+        iv, av, bv = np.array([0, 1, 1, 0], dtype="int32"), XV[0], YV[0]
+        np.testing.assert_array_equal(ev(i.choose([a, b]), {i: iv, a: av, b: bv}), np.choose(iv, [av, bv]))
+        iv = np.array([0, 3, -1, 2], dtype="int32")
+        got = ev(i.choose([a, b], mode="wrap"), {i: iv, a: av, b: bv})
+        np.testing.assert_array_equal(got, np.choose(iv, [av, bv], mode="wrap"))
+
+    def test_nonzero_values_and_ptp(self):
+        x = pt.imatrix("x")
+        np.testing.assert_array_equal(ev(x.nonzero_values(), {x: IV}), IV.flatten()[np.flatnonzero(IV)])
+        for axis in (None, 0, 1):
+            got = ev(x.ptp(axis=axis), {x: IV})
+            np.testing.assert_array_equal(got, np.ptp(IV, axis=axis))
+            assert got.dtype == IV.dtype
+        assert x.ptp(axis=1, keepdims=True).type.shape == (None, 1)
+
+    @pytest.mark.parametrize("L", [1, 2, 3, 0.5, np.inf, -np.inf, 0])
+    @pytest.mark.parametrize("axis", [None, 0, 1])
+    def test_norm_against_numpy(self, L, axis):
+        x = pt.dmatrix("x")
+        xv = XV - 1.0
+        xv[0, 1] = 0.0
+        got = ev(x.norm(L, axis=axis), {x: xv})
+        if axis is None:
+            want = np.linalg.norm(xv.ravel(), L)
+        else:
+            want = np.linalg.norm(xv, L, axis=axis)
+        np.testing.assert_allclose(got, want)
+        kept = ev(x.norm(L, axis=axis, keepdims=True), {x: xv})
+        np.testing.assert_allclose(kept, np.reshape(want, (1, 1) if axis is None else kept.shape))
+        assert kept.ndim == 2
+
+    def test_norm_dtypes_and_bad_order(self):
+        assert pt.dvector("x").norm(2).dtype == "float64"
+        assert pt.fvector("x").norm(2).dtype == "float32"
+        with pytest.raises(TypeError, match="L must be a Python or NumPy number"):
+            pt.dvector("x").norm("fro")
+        with pytest.raises(ValueError, match="L must not be NaN"):
+            pt.dvector("x").norm(np.nan)
+
+    def test_owner_op(self):
+        x = pt.dvector("x")
+        y = x * 2
+        assert x.owner_op is None and x.owner_op_and_inputs == (None,)
+        assert y.owner_op is y.owner.op
+        op, *inputs = y.owner_op_and_inputs
+        assert op is y.owner.op and inputs == y.owner.inputs
+        assert pt.constant(1.0).owner_op is None
+
+    def test_unique_value(self):
+        assert pt.constant(np.full((2, 3), 4.0)).unique_value == 4.0
+        assert pt.constant(np.array([[7]])).unique_value == 7
+        assert pt.constant(np.arange(3)).unique_value is None
+        assert pt.constant(np.zeros(0)).unique_value is None
+        assert pt.constant(np.array([np.nan, np.nan])).unique_value is None
+        value = pt.constant(np.ones(2)).unique_value
+        with pytest.raises((ValueError, TypeError)):
+            value[...] = 2.0  # read-only

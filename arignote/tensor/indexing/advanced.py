@@ -347,7 +347,7 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> 
     if axis is None:
         a, axis = a.flatten(), 0
     elif a.type.ndim == 0:
-        raise ValueError(f"take: axis {axis} is out of bounds for the 0-d {a}")
+        raise np.exceptions.AxisError(f"take: axis {axis} is out of bounds for the 0-d {a}")
     else:
         axis = normalize_axis(axis, a.type.ndim)[0]  # type: ignore[index]
     if mode in ("wrap", "clip"):

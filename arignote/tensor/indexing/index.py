@@ -31,7 +31,13 @@ from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
 from arignote.scalar.type import ScalarType
 from arignote.tensor.alloc import alloc
-from arignote.tensor.conversion import _flatten, as_tensor_variable, constant
+from arignote.tensor.conversion import (
+    NotScalarConstantError,
+    _flatten,
+    as_tensor_variable,
+    constant,
+    get_scalar_constant_value,
+)
 from arignote.tensor.ranges import arange
 from arignote.tensor.reductions import prod
 from arignote.tensor.reductions import sum as pt_sum
@@ -317,6 +323,49 @@ def get_idx_list(inputs: Sequence[Any], idx_list: Sequence[Any]) -> tuple:
     for the inc Ops the value): PyTensor's helper for rewrites."""
     n_pre = len(inputs) - len(placeholders(idx_list))
     return indices_from_subtensor(inputs[n_pre:], idx_list)
+
+
+def get_constant_idx(
+    idx_list: Sequence[Any],
+    inputs: Sequence[Any],
+    allow_partial: bool = False,
+    only_process_constants: bool = False,
+    elemwise: bool = True,
+) -> list:
+    """The index of a Subtensor-family node (its Op's ``idx_list`` and the node's
+    ``inputs``) with every statically known entry as a Python int, slices kept as slices
+    and None as None. An entry whose value is not known statically is a
+    :class:`NotScalarConstantError`, or stays the Variable it is with ``allow_partial``.
+    ``only_process_constants`` and ``elemwise`` say how far to look (as in
+    :func:`~arignote.tensor.basic.get_scalar_constant_value`).
+
+    >>> import arignote.tensor as pt
+    >>> a, i = pt.dmatrix("a"), pt.lscalar("i")
+    >>> b = a[i, 1:3]
+    >>> get_constant_idx(b.owner.op.idx_list, b.owner.inputs, allow_partial=True)
+    [i, slice(1, 3, None)]
+    """
+
+    def known(v: Any) -> Any:
+        if v is None or isinstance(v, (int, np.integer)):
+            return None if v is None else int(v)
+        try:
+            value = get_scalar_constant_value(
+                v, elemwise=elemwise, only_process_constants=only_process_constants
+            )
+        except NotScalarConstantError:
+            if allow_partial:
+                return v
+            raise
+        return value.item() if hasattr(value, "item") else value
+
+    out: list = []
+    for e in get_idx_list(inputs, idx_list):
+        if isinstance(e, slice):
+            out.append(slice(known(e.start), known(e.stop), known(e.step)))
+        else:
+            out.append(known(e))
+    return out
 
 
 def index_builder(idx_list: Sequence[Any]) -> Any:

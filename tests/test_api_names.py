@@ -716,6 +716,8 @@ def test_the_recorded_list_covers_the_main_modules():
 
 @pytest.mark.parametrize("module_name", MODULES)
 def test_every_pytensor_public_name_exists(module_name):
+    if module_name.startswith("pytensor.link.jax"):
+        pytest.importorskip("jax")  # (the backend imports JAX; CI's JAX job checks these)
     names = _load()[module_name]
     missing = _missing(module_name, names)
     lists = {

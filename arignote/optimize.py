@@ -38,12 +38,12 @@ from typing import Any
 import numpy as np
 
 from arignote._gradient.derivatives import grad, jacobian, pushforward
-from arignote.compile.builders import _filter_inputs, _io_connection_pattern
+from arignote.compile.builders import _filter_inputs
 from arignote.compile.function import function
 from arignote.graph.basic import Apply, Constant, Variable, clone_get_equiv
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.null_type import disconnected_type, is_disconnected
-from arignote.graph.op import HasInnerGraph, Op
+from arignote.graph.op import HasInnerGraph, Op, io_connection_pattern
 from arignote.graph.replace import clone_replace
 from arignote.graph.traversal import ancestors, graph_inputs
 from arignote.scalar.type import get_scalar_type
@@ -341,7 +341,7 @@ class ScipyWrapperOp(Op, HasInnerGraph):
         (the starting point: connected, with a zero gradient); the success flag on none."""
         if self._pattern is None:
             F = self.implicit()[0]
-            through_F = _io_connection_pattern(self.inner_inputs, [F])
+            through_F = io_connection_pattern(self.inner_inputs, [F])
             m = self.n_vars
             self._pattern = [[k < m or row[0]] * m + [False] for k, row in enumerate(through_F)]
         return [list(r) for r in self._pattern]

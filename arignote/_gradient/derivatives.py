@@ -17,7 +17,7 @@ from arignote._gradient.terms import _is_discrete, _match_dtype
 from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import disconnected_type, is_disconnected, is_null
-from arignote.graph.op import Op
+from arignote.graph.op import Op, node_connection_pattern
 from arignote.graph.replace import batch_graph
 from arignote.graph.traversal import io_toposort
 from arignote.graph.utils import gc_paused
@@ -74,23 +74,6 @@ def _check_choice(name: str, value: Any, allowed: tuple) -> None:
 
 
 # --- the reverse pass ----------------------------------------------------------------------
-
-
-def _connection_pattern(node: Apply) -> list[list[bool]] | None:
-    """The Op's connection pattern, or ``None`` when it defines none (all connected)."""
-    fn = getattr(node.op, "connection_pattern", None)
-    if fn is None:
-        scalar_op = getattr(node.op, "scalar_op", None)  # an Elemwise: its scalar op's
-        fn = getattr(scalar_op, "connection_pattern", None)
-        if fn is None:
-            return None
-    pattern = fn(node)
-    if len(pattern) != len(node.inputs) or any(len(row) != len(node.outputs) for row in pattern):
-        raise ValueError(
-            f"{node.op}.connection_pattern must give one row per input ({len(node.inputs)}) of one "
-            f"entry per output ({len(node.outputs)}); got {pattern!r} for {node}"
-        )
-    return pattern
 
 
 def _relevant_nodes(
@@ -258,7 +241,7 @@ def _backpropagate_nodes(
         if not any(out_connected):
             continue
         inputs = node.inputs
-        pattern = _connection_pattern(node)
+        pattern = node_connection_pattern(node)
         if pattern is None:
             in_connected = [True] * len(inputs)
             only_null = [all(n for c, n in zip(out_connected, out_null) if c)] * len(inputs)
@@ -544,7 +527,7 @@ def _pushforward_direct(fs: list, wrts: list, tangents: list, strict: bool) -> d
 def _zero_discrete_outputs(node: Apply, ts: list, tan: dict) -> None:
     """An integer-valued output that depends on an input with a tangent has a zero tangent
     (it is locally constant), as its gradient is zero: connected, not disconnected."""
-    pattern = _connection_pattern(node)
+    pattern = node_connection_pattern(node)
     for j, o in enumerate(node.outputs):
         if o in tan or not _is_discrete(o):
             continue

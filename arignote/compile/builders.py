@@ -31,12 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from arignote._gradient.derivatives import _connection_pattern
 from arignote.compile.function import function
 from arignote.graph.basic import Apply, Constant, Variable, clone_get_equiv
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.null_type import is_disconnected, is_null
-from arignote.graph.op import HasInnerGraph, Op
+from arignote.graph.op import HasInnerGraph, Op, io_connection_pattern
 from arignote.graph.replace import batch_graph, register_batch_rule
 from arignote.graph.rewriting.basic import node_rewriter
 from arignote.graph.rewriting.db import register_rewrite
@@ -133,22 +132,6 @@ def _graph_signature(inputs: list[Variable], outputs: list[Variable]) -> tuple:
         for k, out in enumerate(node.outputs):
             refs[out] = ("n", n, k)
     return (tuple(v.type for v in inputs), tuple(body), tuple(ref(o) for o in outputs))
-
-
-def _io_connection_pattern(inputs: list[Variable], outputs: list[Variable]) -> list[list[bool]]:
-    """Which outputs depend on which inputs, through each inner node's own
-    connection_pattern (the same reading of it as ``grad``'s)."""
-    deps: dict = {v: frozenset((k,)) for k, v in enumerate(inputs)}
-    empty: frozenset = frozenset()
-    for node in io_toposort(inputs, outputs):
-        pattern = _connection_pattern(node)
-        in_deps = [deps.get(v, empty) for v in node.inputs]
-        for j, out in enumerate(node.outputs):
-            if pattern is None:
-                deps[out] = empty.union(*in_deps)
-            else:
-                deps[out] = empty.union(*(d for d, row in zip(in_deps, pattern) if row[j]))
-    return [[k in deps.get(o, empty) for o in outputs] for k in range(len(inputs))]
 
 
 def _filter_inputs(op: Op, inputs: Sequence[Any], types: Sequence[Any]) -> list[Variable]:
@@ -495,7 +478,7 @@ class OpFromGraph(Op, HasInnerGraph):
         """The given pattern, or the inner graph's (DisconnectedType entries of a list
         ``lop_overrides`` disconnect their input)."""
         if self._pattern is None:
-            computed = _io_connection_pattern(self.inner_inputs, self.inner_outputs)
+            computed = io_connection_pattern(self.inner_inputs, self.inner_outputs)
             given = self._given_pattern
             if given is not None:
                 pattern = [list(r) for r in given] + computed[len(given) :]

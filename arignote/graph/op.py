@@ -420,14 +420,14 @@ def io_connection_pattern(inputs: Sequence[Variable], outputs: Sequence[Variable
     >>> io_connection_pattern([x, y], [x * 2, x + y])
     [[True, True], [False, True]]
     """
-    from arignote.graph.traversal import io_toposort
+    from arignote.graph.traversal import io_toposort  # (traversal imports this module)
 
     inputs, outputs = list(inputs), list(outputs)
     deps: dict[Variable, frozenset[int]] = {v: frozenset((k,)) for k, v in enumerate(inputs)}
     empty: frozenset[int] = frozenset()
     for node in io_toposort(inputs, outputs):
         in_deps = [deps.get(v, empty) for v in node.inputs]
-        pattern = _node_connection_pattern(node)
+        pattern = node_connection_pattern(node)
         for j, out in enumerate(node.outputs):
             if pattern is None:
                 deps[out] = empty.union(*in_deps)
@@ -436,8 +436,10 @@ def io_connection_pattern(inputs: Sequence[Variable], outputs: Sequence[Variable
     return [[k in deps.get(o, empty) for o in outputs] for k in range(len(inputs))]
 
 
-def _node_connection_pattern(node: Apply) -> list[list[bool]] | None:
-    """The node's Op's connection pattern (an Elemwise's: its scalar op's), or ``None``."""
+def node_connection_pattern(node: Apply) -> list[list[bool]] | None:
+    """The node's Op's connection pattern (an Elemwise's: its scalar op's), checked to have
+    one row per input of one entry per output, or ``None`` when the Op defines none (every
+    input connected to every output)."""
     fn = getattr(node.op, "connection_pattern", None)
     if fn is None:
         fn = getattr(getattr(node.op, "scalar_op", None), "connection_pattern", None)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from arignote.configdefaults import config
 from arignote.graph.basic import Variable
 from arignote.scalar.type import discrete_types
@@ -23,8 +25,10 @@ from arignote.tensor.ufuncs import (
     eq,
     exp,
     gammaln,
+    ge,
     gt,
     isnan,
+    le,
     log,
     log1p,
     lt,
@@ -46,11 +50,51 @@ def _gamma_sign(x: Variable) -> Variable:
     return switch(gt(x, 0), 1.0, 1.0 - 2.0 * mod(k, 2.0))
 
 
+#: from this larger argument on, betaln takes the difference of the two large log-Gammas
+#: from Stirling's series (five terms: at 10 the next one is 2e-14 of the result)
+STIRLING_FROM = 10.0
+_STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188)
+
+
+def _const(value: float, like: Variable) -> Variable:
+    """``value`` as a constant of ``like``'s float dtype (a Python float would be float64 and
+    upcast a float32 computation)."""
+    dtype = like.type.dtype if like.type.dtype.startswith("float") else config.floatX
+    return as_tensor_variable(np.asarray(value, dtype=dtype))
+
+
+def _stirling_tail(x: Variable) -> Variable:
+    """``gammaln(x) - ((x - 1/2) log x - x + log(2 pi) / 2)`` for ``x >= STIRLING_FROM``."""
+    r = 1 / x
+    r2 = r * r
+    tail = _const(_STIRLING[-1], x)
+    for c in reversed(_STIRLING[:-1]):
+        tail = _const(c, x) + r2 * tail
+    return r * tail
+
+
 def betaln(a: Any, b: Any) -> Variable:
     """``log |B(a, b)|`` = ``gammaln(a) + gammaln(b) - gammaln(a + b)``
-    (``scipy.special.betaln``)."""
+    (``scipy.special.betaln``).
+
+    For positive arguments of which the larger, ``y``, is at least ``STIRLING_FROM``, the
+    difference ``gammaln(y) - gammaln(x + y)`` of two nearly equal large numbers is taken
+    from Stirling's series instead (``-x log y - (x + y - 1/2) log1p(x / y) + x`` plus the
+    series' tails), so that ``betaln(0.5, 1e300)`` is -344.8 and not 0."""
     a, b = as_tensor_variable(a), as_tensor_variable(b)
-    return gammaln(a) + gammaln(b) - gammaln(a + b)
+    # (one comparison orders both, so that on a tie x is a and y is b, each with its own
+    # gradient; minimum and maximum would both give theirs to a)
+    in_order = le(a, b)
+    x, y = switch(in_order, a, b), switch(in_order, b, a)
+    far = gt(x, 0) & ge(y, STIRLING_FROM)
+    # each branch computed on inputs that are valid for it, so that the branch not taken
+    # gives neither NaN values nor NaN gradients
+    xs, ys = switch(far, x, _const(1.0, x)), switch(far, y, _const(STIRLING_FROM, y))
+    half = _const(0.5, ys)
+    ratio = (
+        -xs * log(ys) - (xs + ys - half) * log1p(xs / ys) + xs + _stirling_tail(ys) - _stirling_tail(xs + ys)
+    )
+    return switch(far, gammaln(xs) + ratio, gammaln(a) + gammaln(b) - gammaln(a + b))
 
 
 def beta(a: Any, b: Any) -> Variable:

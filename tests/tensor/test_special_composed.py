@@ -89,3 +89,44 @@ def test_logit_of_integers_and_bools_matches_scipy(dtype):
         want = sp.logit(v)
         got = out.eval({x: v})
     np.testing.assert_array_equal(got, want)
+
+
+def test_betaln_and_beta_of_a_large_argument():
+    # gammaln(a) + gammaln(b) - gammaln(a + b) cancels to nothing once b dwarfs a; for b of
+    # 1e20 and more, betaln(a, b) is gammaln(a) - a log(b) to double precision
+    a, b = pt.dvector("a"), pt.dvector("b")
+    f = arignote.function([a, b], [special.betaln(a, b), special.beta(a, b)])
+    av = np.array([0.5, 2.0, 7.5, 0.01])
+    bv = np.array([1e300, 1e20, 1e150, 1e30])
+    ln_b, b_fn = f(av, bv)
+    want = sp.gammaln(av) - av * np.log(bv)
+    np.testing.assert_allclose(ln_b, want, rtol=1e-14)
+    np.testing.assert_allclose(f(bv, av)[0], want, rtol=1e-14)  # symmetric
+    np.testing.assert_allclose(b_fn, np.exp(want), rtol=1e-12)
+    # across the switch to Stirling's series (at 10), and where SciPy is exact
+    av = np.array([0.3, 3.0, 3.0, 3.0, 12.0, 1e-3, 250.0])
+    bv = np.array([9.99, 9.99, 10.0, 10.01, 12.0, 50.0, 900.0])
+    np.testing.assert_allclose(f(av, bv)[0], sp.betaln(av, bv), rtol=1e-13)
+    # negative and zero arguments keep the log-Gamma formula (SciPy's values)
+    av, bv = np.array([-0.5, 0.0, -2.5]), np.array([20.0, 20.0, 0.7])
+    np.testing.assert_allclose(f(av, bv)[0], sp.betaln(av, bv), rtol=1e-13)
+
+
+def test_betaln_gradient_is_each_arguments_own_on_a_tie_and_far_out():
+    a, b = pt.dvector("a"), pt.dvector("b")
+    out = special.betaln(a, b)
+    g = arignote.function([a, b], arignote.grad(out.sum(), [a, b]))
+    av, bv = np.array([10.0, 3.0, 40.0]), np.array([10.0, 20.0, 1e4])
+    ga, gb = g(av, bv)
+    np.testing.assert_allclose(ga, sp.digamma(av) - sp.digamma(av + bv), rtol=1e-11)
+    np.testing.assert_allclose(gb, sp.digamma(bv) - sp.digamma(av + bv), rtol=1e-9)
+    verify_grad(lambda x, y: special.betaln(x, y), [np.array([0.7, 15.0]), np.array([12.0, 15.0])])
+
+
+def test_betaln_keeps_float32():
+    a, b = pt.fvector("a"), pt.fvector("b")
+    out = special.betaln(a, b)
+    assert out.type.dtype == "float32"
+    got = out.eval({a: np.array([0.5, 3.0], "float32"), b: np.array([1e30, 2.0], "float32")})
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, [sp.gammaln(0.5) - 0.5 * np.log(1e30), sp.betaln(3.0, 2.0)], rtol=1e-5)

@@ -120,10 +120,8 @@ LAZY_UPWARD: dict[tuple[str, str], str] = {
         "inner-graph Ops (it reads the Scan Op)"
     ),
     ("arignote.graph.basic", "arignote.printing.debug"): (
-        "Variable.dprint prints the graph: a convenience method PyTensor has on every Variable"
-    ),
-    ("arignote.graph.fg", "arignote.printing.debug"): (
-        "FunctionGraph.dprint prints the graph: a convenience method PyTensor has on it"
+        "Variable.dprint, Apply.dprint and FunctionGraph.dprint print the graph (graph.basic's "
+        "dprint_graph): convenience methods PyTensor has on them"
     ),
     ("arignote._gradient.check", "arignote.compile.function"): (
         "verify_grad compiles the function and its gradient to compare them numerically"

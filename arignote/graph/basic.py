@@ -190,9 +190,7 @@ class Apply(Node):
     def dprint(self, **kwargs: Any) -> Any:
         """Print the graph that computes this node's outputs
         (:func:`arignote.printing.debugprint`, which takes the same keyword arguments)."""
-        from arignote.printing.debug import debugprint
-
-        return debugprint(self, **kwargs)
+        return dprint_graph(self, **kwargs)
 
     @property
     def creation_site(self) -> str:
@@ -435,9 +433,7 @@ class Variable(Node):
         >>> print(Num()("x").dprint(file="str"), end="")
         x [id A]
         """
-        from arignote.printing.debug import debugprint
-
-        return debugprint(self, **kwargs)
+        return dprint_graph(self, **kwargs)
 
     def eval(self, inputs_to_values: dict | None = None, **kwargs: Any) -> Any:
         """Compute this Variable's value, given values for the graph inputs it needs.
@@ -901,6 +897,15 @@ def _constants_equal(a: Constant, b: Constant) -> bool:
         return bool(a.equals(b))
     except (ValueError, TypeError):
         return a.type == b.type and bool(a.type.values_eq(a.data, b.data))
+
+
+def dprint_graph(obj: Any, **kwargs: Any) -> Any:
+    """:func:`arignote.printing.debugprint` of ``obj``, for the graph's ``dprint`` methods
+    (``Variable``, ``Apply``, ``FunctionGraph``): printing is a layer above the graph, so it
+    is imported here, when first called, in this one place."""
+    from arignote.printing.debug import debugprint as print_graph
+
+    return print_graph(obj, **kwargs)
 
 
 #: traversal functions PyTensor 3 moved from ``graph.basic`` to ``graph.traversal`` and still

@@ -42,6 +42,7 @@ from arignote.graph.basic import (
     NominalVariable,
     Variable,
     clone_get_equiv,
+    dprint_graph,
 )
 from arignote.graph.features import AlreadyThere, Feature, ReplaceValidate, _is_noop
 from arignote.graph.op import Op
@@ -646,9 +647,7 @@ class FunctionGraph:
     def dprint(self, **kwargs: Any) -> Any:
         """Print this graph (:func:`arignote.printing.debugprint`, which takes the same keyword
         arguments; ``file="str"`` returns the text)."""
-        from arignote.printing.debug import debugprint
-
-        return debugprint(self, **kwargs)
+        return dprint_graph(self, **kwargs)
 
     # -- orders and checks ----------------------------------------------------------------
 

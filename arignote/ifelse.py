@@ -26,16 +26,26 @@ from typing import Any
 import numpy as np
 
 from arignote.configdefaults import config
-from arignote.graph.basic import Apply, Variable
+from arignote.graph.basic import Apply, Constant, Variable
+from arignote.graph.fg import FunctionGraph
 from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
+from arignote.graph.rewriting.basic import node_rewriter
+from arignote.graph.rewriting.registry import register_rewrite
+from arignote.graph.traversal import ancestors
 from arignote.tensor.alloc import zeros_like
 from arignote.tensor.conversion import as_tensor_variable, constant
 from arignote.tensor.shape import _zero_grad
 from arignote.tensor.type import TensorType
 from arignote.tensor.ufuncs import cast
 
-__all__ = ["IfElse", "ifelse"]
+__all__ = [
+    "IfElse",
+    "ifelse",
+    "ifelse_constant_condition",
+    "ifelse_merge_same_condition",
+    "ifelse_same_branches",
+]
 
 
 def _truth(value: Any) -> bool:
@@ -365,3 +375,96 @@ def ifelse(
     if kind is None:
         return outs[0]
     return tuple(outs) if kind is tuple else list(outs)
+
+
+# -- rewrite rules ------------------------------------------------------------------------------
+
+
+def _condition_value(cond: Variable) -> bool | None:
+    """The truth of a constant condition (None: not a constant)."""
+    if isinstance(cond, Constant):
+        return _truth(cond.data)
+    return None
+
+
+@register_rewrite("canonicalize", "fast_run", "fast_compile", "ifelse")
+@node_rewriter([IfElse])
+def ifelse_constant_condition(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """``ifelse(c, then, else)`` of a constant ``c``: the branch it chooses (the other
+    one's nodes are then pruned)."""
+    taken = _condition_value(node.inputs[0])
+    if taken is None:
+        return None
+    n = node.op.n_outs
+    return list(node.inputs[1 : 1 + n] if taken else node.inputs[1 + n :])
+
+
+@register_rewrite("canonicalize", "fast_run", "ifelse")
+@node_rewriter([IfElse])
+def ifelse_same_branches(fgraph: FunctionGraph, node: Apply) -> dict[Variable, Variable] | None:
+    """An output whose two branches are the same Variable is that Variable, whatever the
+    condition; the node keeps the other outputs (or goes, when none is left)."""
+    op, cond = node.op, node.inputs[0]
+    n = op.n_outs
+    thens, elses = node.inputs[1 : 1 + n], node.inputs[1 + n :]
+    same = [i for i in range(n) if thens[i] is elses[i]]
+    if not same:
+        return None
+    keep = [i for i in range(n) if i not in same]
+    replacements = {node.outputs[i]: thens[i] for i in same}
+    if keep:
+        rest = IfElse(len(keep), as_view=op.as_view, name=op.name)(
+            cond, *(thens[i] for i in keep), *(elses[i] for i in keep), return_list=True
+        )
+        replacements.update((node.outputs[i], out) for i, out in zip(keep, rest))
+    return replacements
+
+
+def _inside_a_branch(fgraph: FunctionGraph, node: Apply) -> bool:
+    """Whether what ``node`` computes reaches a branch value of some conditional: it may then
+    run only when that branch is taken, and must stay apart."""
+    seen: set[Variable] = set()
+    todo = list(node.outputs)
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        for client, i in fgraph.clients.get(v, ()):
+            if isinstance(client.op, IfElse) and i > 0:
+                return True
+            todo.extend(getattr(client, "outputs", ()))
+    return False
+
+
+def _one_needs_the_other(a: Apply, b: Apply) -> bool:
+    outs_a, outs_b = set(a.outputs), set(b.outputs)
+    return any(v in outs_b for v in ancestors(a.inputs)) or any(v in outs_a for v in ancestors(b.inputs))
+
+
+@register_rewrite("specialize", "fast_run", "ifelse")
+@node_rewriter([IfElse])
+def ifelse_merge_same_condition(fgraph: FunctionGraph, node: Apply) -> dict[Variable, Variable] | None:
+    """Two conditionals on the same condition, neither needing the other's outputs, as one:
+    one choice instead of two (one ``lax.cond`` under JAX), each branch's values together.
+    Only conditionals that always run are merged: one inside a branch of another runs only
+    when that branch is taken (nested conditionals stay lazy)."""
+    cond = node.inputs[0]
+    for other, _ in fgraph.clients.get(cond, ()):
+        if other is node or not isinstance(other.op, IfElse) or other.inputs[0] is not cond:
+            continue
+        if other.op.as_view != node.op.as_view or _one_needs_the_other(node, other):
+            continue
+        if _inside_a_branch(fgraph, node) or _inside_a_branch(fgraph, other):
+            continue
+        a, b = node.op.n_outs, other.op.n_outs
+        merged = IfElse(a + b, as_view=node.op.as_view, name=node.op.name or other.op.name)(
+            cond,
+            *node.inputs[1 : 1 + a],
+            *other.inputs[1 : 1 + b],
+            *node.inputs[1 + a :],
+            *other.inputs[1 + b :],
+            return_list=True,
+        )
+        return dict(zip([*node.outputs, *other.outputs], merged))
+    return None

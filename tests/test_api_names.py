@@ -611,8 +611,10 @@ LEFT_OUT: list[tuple[str, set[str], str]] = [
             "cond_remove_identical",
             "ifelse_lift_single_if_through_acceptable_ops",
         },
-        "PyTensor's rewrites of IfElse nodes (merging, lifting, in place); arignote's pipeline "
-        "has no IfElse rules yet",
+        "PyTensor's rewrites of IfElse nodes under their names; arignote's are its own "
+        "(ifelse_constant_condition, ifelse_same_branches, ifelse_merge_same_condition, which "
+        "merges only conditionals outside other branches; no lifting through Elemwise yet), and "
+        "its IfElse is in place through the as_view outputs",
     ),
     (
         "pytensor.tensor.einsum",

@@ -12,6 +12,7 @@ import pytest
 import arignote
 import arignote.tensor as pt
 from arignote.compile.mode import Mode
+from arignote.configdefaults import config
 from arignote.graph.basic import Apply, Constant
 from arignote.graph.fg import FunctionGraph
 from arignote.graph.op import Op
@@ -852,3 +853,77 @@ def test_ifelse_gradient_is_lazy():
     np.testing.assert_allclose(f(1.0, np.ones(3)), [2.0, 2.0, 2.0])
     assert CALLS["else"] == 0  # the untaken branch's forward value is not computed
     np.testing.assert_allclose(f(-1.0, np.ones(3)), [1.0, 1.0, 1.0])
+
+
+# -- rewrite rules -----------------------------------------------------------------------------
+
+
+def _conditionals(f) -> list:
+    return [n for n in f.maker.fgraph.apply_nodes if isinstance(n.op, IfElse)]
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_a_constant_condition_leaves_the_branch_it_chooses(mode, capsys):
+    x = pt.dvector("x")
+    chosen = arignote.function([x], ifelse(pt.constant(2.0) > 1, x * 2, pt.log(x)), mode=mode)
+    assert not _conditionals(chosen)
+    assert "Log" not in {
+        type(getattr(n.op, "scalar_op", n.op)).__name__ for n in chosen.maker.fgraph.apply_nodes
+    }
+    np.testing.assert_allclose(chosen([1.0, -2.0]), [2.0, -4.0])
+    other = arignote.function([x], ifelse(np.int8(0), x * 2, x - 1), mode=mode)
+    assert not _conditionals(other)
+    np.testing.assert_allclose(other([1.0, 2.0]), [0.0, 1.0])
+    with config.change_flags(trace_rewrites=True):
+        arignote.function([x], ifelse(np.bool_(True), x, -x), mode=mode)
+    assert "rewrite ifelse_constant_condition (" in capsys.readouterr().out
+
+
+def test_outputs_with_the_same_value_on_both_sides_leave_the_conditional():
+    c, x = pt.dscalar("c"), pt.dvector("x")
+    shared_value = pt.exp(x)
+    f = arignote.function([c, x], ifelse(c, [shared_value, x * 2], [shared_value, x - 1]))
+    (node,) = _conditionals(f)
+    assert node.op.n_outs == 1
+    for cv, want in ((1.0, [2.0, 4.0]), (0.0, [0.0, 1.0])):
+        e, v = f(cv, [1.0, 2.0])
+        np.testing.assert_allclose(e, np.exp([1.0, 2.0]))
+        np.testing.assert_allclose(v, want)
+    g = arignote.function([c, x], ifelse(c, shared_value, shared_value))
+    assert not _conditionals(g)
+    np.testing.assert_allclose(g(0.0, [0.0]), [1.0])
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "JAX"])
+def test_conditionals_on_one_condition_become_one(mode):
+    if mode == "JAX":
+        pytest.importorskip("jax")
+    c, x = pt.dscalar("c"), pt.dvector("x")
+    outs = [ifelse(c, x * 2, x + 1), ifelse(c, pt.exp(x), pt.log(x)), ifelse(c > 0, x, -x)]
+    f = arignote.function([c, x], outs, mode=mode)
+    conds = _conditionals(f)
+    assert sorted(n.op.n_outs for n in conds) == [1, 2]  # the third has another condition
+    v = np.array([1.0, 2.0])
+    for cv in (1.0, 0.0):
+        ref = [v * 2, np.exp(v), v] if cv else [v + 1, np.log(v), -v]
+        for got, want in zip(f(cv, v), ref):
+            np.testing.assert_allclose(got, want)
+
+
+def test_conditionals_in_branches_of_another_stay_apart_and_lazy():
+    # the two inner conditionals share a condition but sit in different branches of the
+    # outer one: merged, the untaken branch's work would run (test_nested_ifelse counts it)
+    a, b, x = pt.dscalar("a"), pt.dscalar("b"), pt.dvector("x")
+    f = arignote.function([a, b, x], ifelse(a, ifelse(b, x * 2, x + 1), ifelse(b, pt.exp(x), pt.log(x))))
+    assert len(_conditionals(f)) == 3
+    np.testing.assert_allclose(f(0.0, 1.0, [1.0]), np.exp([1.0]))
+
+
+def test_a_conditional_that_needs_the_other_is_not_merged():
+    c, x = pt.dscalar("c"), pt.dvector("x")
+    inner = ifelse(c, x * 2, x + 1)
+    outer = ifelse(c, inner * 3, inner)
+    f = arignote.function([c, x], outer)
+    assert len(_conditionals(f)) == 2
+    np.testing.assert_allclose(f(1.0, [1.0]), [6.0])
+    np.testing.assert_allclose(f(0.0, [1.0]), [2.0])

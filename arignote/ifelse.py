@@ -44,6 +44,7 @@ __all__ = [
     "ifelse",
     "ifelse_constant_condition",
     "ifelse_merge_same_condition",
+    "ifelse_nested_same_condition",
     "ifelse_same_branches",
 ]
 
@@ -418,6 +419,28 @@ def ifelse_same_branches(fgraph: FunctionGraph, node: Apply) -> dict[Variable, V
         )
         replacements.update((node.outputs[i], out) for i, out in zip(keep, rest))
     return replacements
+
+
+@register_rewrite("canonicalize", "fast_run", "ifelse")
+@node_rewriter([IfElse])
+def ifelse_nested_same_condition(fgraph: FunctionGraph, node: Apply) -> list[Variable] | None:
+    """``ifelse(c, ifelse(c, a, b), d)`` is ``ifelse(c, a, d)``: inside a branch of a
+    conditional on ``c``, a conditional on the same ``c`` has already chosen (the then
+    side in the then branch, the else side in the else branch)."""
+    op, cond = node.op, node.inputs[0]
+    n = op.n_outs
+    branches = list(node.inputs[1:])
+    changed = False
+    for k, v in enumerate(branches):
+        inner = v.owner
+        if inner is None or not isinstance(inner.op, IfElse) or inner.inputs[0] is not cond:
+            continue
+        m, i = inner.op.n_outs, inner.outputs.index(v)
+        branches[k] = inner.inputs[1 + i] if k < n else inner.inputs[1 + m + i]
+        changed = True
+    if not changed:
+        return None
+    return IfElse(n, as_view=op.as_view, name=op.name)(cond, *branches, return_list=True)
 
 
 def _inside_a_branch(fgraph: FunctionGraph, node: Apply) -> bool:

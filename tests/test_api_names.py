@@ -612,7 +612,8 @@ LEFT_OUT: list[tuple[str, set[str], str]] = [
             "ifelse_lift_single_if_through_acceptable_ops",
         },
         "PyTensor's rewrites of IfElse nodes under their names; arignote's are its own "
-        "(ifelse_constant_condition, ifelse_same_branches, ifelse_merge_same_condition, which "
+        "(ifelse_constant_condition, ifelse_same_branches, ifelse_nested_same_condition, "
+        "ifelse_merge_same_condition, which "
         "merges only conditionals outside other branches; no lifting through Elemwise yet), and "
         "its IfElse is in place through the as_view outputs",
     ),

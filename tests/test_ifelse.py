@@ -927,3 +927,19 @@ def test_a_conditional_that_needs_the_other_is_not_merged():
     assert len(_conditionals(f)) == 2
     np.testing.assert_allclose(f(1.0, [1.0]), [6.0])
     np.testing.assert_allclose(f(0.0, [1.0]), [2.0])
+
+
+def test_a_conditional_nested_on_its_own_condition_has_already_chosen():
+    c, x = pt.dscalar("c"), pt.dvector("x")
+    inner = ifelse(c, x * 2, pt.exp(x))  # (shared by both branches of the outer one)
+    outer = ifelse(c, inner + 1, ifelse(c, x - 1, inner))
+    f = arignote.function([c, x], [ifelse(c, inner, x), outer])
+    for cv in (1.0, 0.0):
+        v = np.array([0.5, 2.0])
+        want_inner = v * 2 if cv else np.exp(v)
+        got = f(cv, v)
+        np.testing.assert_allclose(got[0], want_inner if cv else v)
+        np.testing.assert_allclose(got[1], (v * 2 + 1) if cv else np.exp(v))
+    # the direct uses are resolved: no conditional reads another one's output
+    for node in _conditionals(f):
+        assert not any(i.owner is not None and isinstance(i.owner.op, IfElse) for i in node.inputs[1:])

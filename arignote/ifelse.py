@@ -443,6 +443,10 @@ def ifelse_nested_same_condition(fgraph: FunctionGraph, node: Apply) -> list[Var
     return IfElse(n, as_view=op.as_view, name=op.name)(cond, *branches, return_list=True)
 
 
+#: conditionals on the same condition that one application of the merge rule looks at
+MERGE_CANDIDATES = 8
+
+
 def _inside_a_branch(fgraph: FunctionGraph, node: Apply) -> bool:
     """Whether what ``node`` computes reaches a branch value of some conditional: it may then
     run only when that branch is taken, and must stay apart."""
@@ -473,12 +477,20 @@ def ifelse_merge_same_condition(fgraph: FunctionGraph, node: Apply) -> dict[Vari
     Only conditionals that always run are merged: one inside a branch of another runs only
     when that branch is taken (nested conditionals stay lazy)."""
     cond = node.inputs[0]
-    for other, _ in fgraph.clients.get(cond, ()):
-        if other is node or not isinstance(other.op, IfElse) or other.inputs[0] is not cond:
-            continue
-        if other.op.as_view != node.op.as_view or _one_needs_the_other(node, other):
-            continue
-        if _inside_a_branch(fgraph, node) or _inside_a_branch(fgraph, other):
+    others = [
+        c
+        for c, _ in fgraph.clients.get(cond, ())
+        if c is not node
+        and isinstance(c.op, IfElse)
+        and c.inputs[0] is cond
+        and c.op.as_view == node.op.as_view
+    ]
+    if not others or _inside_a_branch(fgraph, node):
+        return None
+    # (each candidate costs two walks of the graph: a few are looked at per application, and
+    # the equilibrium applies the rule again to the merged node)
+    for other in others[:MERGE_CANDIDATES]:
+        if _inside_a_branch(fgraph, other) or _one_needs_the_other(node, other):
             continue
         a, b = node.op.n_outs, other.op.n_outs
         merged = IfElse(a + b, as_view=node.op.as_view, name=node.op.name or other.op.name)(

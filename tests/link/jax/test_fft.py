@@ -25,3 +25,10 @@ def test_fft_under_jax_matches_the_reference_vm(n):
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(got[1], v, atol=1e-12)
+
+
+def test_a_spectrum_without_its_two_parts_is_refused_under_jax() -> None:
+    z = pt.dtensor3("z")
+    f = arignote.function([z], irfft(z), mode="JAX")
+    with pytest.raises(ValueError, match="real and imaginary parts"):
+        f(np.zeros((1, 3, 3)))

@@ -34,6 +34,10 @@ def _rfft(op: RFFTOp, node: Apply | None = None, **kwargs: Any) -> Callable[...,
 def _irfft(op: IRFFTOp, node: Apply | None = None, **kwargs: Any) -> Callable[..., Any]:
     def irfft(a: Any, s: Any) -> Any:
         a = jnp.asarray(a)
+        if a.shape[-1] != 2:  # (shapes are static under jax.jit: checked while tracing, for free)
+            raise ValueError(
+                f"IRFFTOp: the last axis must hold the real and imaginary parts (length 2), got shape {a.shape}"
+            )
         lengths = static_ints(s, node, "the transform lengths")
         out = jnp.fft.irfftn(a[..., 0] + 1j * a[..., 1], s=lengths, axes=tuple(range(1, a.ndim - 1)))
         size = 1

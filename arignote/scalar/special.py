@@ -28,10 +28,16 @@ from arignote.scalar.basic import (
     _in_precision,
     _real,
     add,
+    and_,
+    as_scalar,
     eq,
     exp,
+    ge,
+    gt,
     isinf,
+    le,
     log,
+    log1p,
     mul,
     neg,
     sqr,
@@ -396,7 +402,33 @@ owens_t = OwensT(upgrade_to_float_no_complex, name="owens_t")
 Owens_t = OwensT  # PyTensor's name of the class
 
 
+#: from this larger argument on, betaln takes the difference of the two large log-Gammas
+#: from Stirling's series (these five terms: at 10 the next one is 2e-14 of the result)
+STIRLING_FROM = 10.0
+STIRLING_SERIES = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188)
+
+
+def _stirling_tail(x: Variable) -> Variable:
+    """``gammaln(x) - ((x - 1/2) log x - x + log(2 pi) / 2)`` for ``x >= STIRLING_FROM``."""
+    r = true_div(_const(1.0, x), x)
+    r2 = mul(r, r)
+    tail = _const(STIRLING_SERIES[-1], x)
+    for c in reversed(STIRLING_SERIES[:-1]):
+        tail = add(_const(c, x), mul(r2, tail))
+    return mul(r, tail)
+
+
 def betaln(a: Any, b: Any) -> Variable:
-    """``log |B(a, b)|`` on scalars: ``gammaln(a) + gammaln(b) - gammaln(a + b)``
-    (``scipy.special.betaln``)."""
-    return sub(add(gammaln(a), gammaln(b)), gammaln(add(a, b)))
+    """``log |B(a, b)|`` on scalars (``scipy.special.betaln``), as
+    :func:`arignote.tensor.special.betaln` computes it on tensors: the log-Gamma formula,
+    with the difference of the two large log-Gammas taken from Stirling's series where the
+    larger positive argument is at least ``STIRLING_FROM``."""
+    a, b = as_scalar(a), as_scalar(b)
+    in_order = le(a, b)
+    x, y = switch(in_order, a, b), switch(in_order, b, a)
+    far = and_(gt(x, _const(0.0, x)), ge(y, _const(STIRLING_FROM, y)))
+    xs, ys = switch(far, x, _const(1.0, x)), switch(far, y, _const(STIRLING_FROM, y))
+    spread = mul(sub(add(xs, ys), _const(0.5, ys)), log1p(true_div(xs, ys)))
+    ratio = add(sub(neg(mul(xs, log(ys))), spread), xs)
+    ratio = sub(add(ratio, _stirling_tail(ys)), _stirling_tail(add(xs, ys)))
+    return switch(far, add(gammaln(xs), ratio), sub(add(gammaln(a), gammaln(b)), gammaln(add(a, b))))

@@ -17,6 +17,7 @@ import numpy as np
 
 from arignote.configdefaults import config
 from arignote.graph.basic import Variable
+from arignote.scalar.special import STIRLING_FROM, STIRLING_SERIES
 from arignote.scalar.type import discrete_types
 from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.ufuncs import (
@@ -50,12 +51,6 @@ def _gamma_sign(x: Variable) -> Variable:
     return switch(gt(x, 0), 1.0, 1.0 - 2.0 * mod(k, 2.0))
 
 
-#: from this larger argument on, betaln takes the difference of the two large log-Gammas
-#: from Stirling's series (five terms: at 10 the next one is 2e-14 of the result)
-STIRLING_FROM = 10.0
-_STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188)
-
-
 def _const(value: float, like: Variable) -> Variable:
     """``value`` as a constant of ``like``'s float dtype (a Python float would be float64 and
     upcast a float32 computation)."""
@@ -67,8 +62,8 @@ def _stirling_tail(x: Variable) -> Variable:
     """``gammaln(x) - ((x - 1/2) log x - x + log(2 pi) / 2)`` for ``x >= STIRLING_FROM``."""
     r = 1 / x
     r2 = r * r
-    tail = _const(_STIRLING[-1], x)
-    for c in reversed(_STIRLING[:-1]):
+    tail = _const(STIRLING_SERIES[-1], x)
+    for c in reversed(STIRLING_SERIES[:-1]):
         tail = _const(c, x) + r2 * tail
     return r * tail
 

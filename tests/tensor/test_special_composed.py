@@ -74,6 +74,13 @@ def test_scalar_betaln():
     out = ps.betaln(a, b)
     assert np.isclose(out.eval({a: 2.0, b: 3.0}), sp.betaln(2.0, 3.0))
     assert ps.betaln(ps.float32("c"), ps.float32("d")).type.dtype == "float32"
+    # as the tensor one: exact where gammaln(b) and gammaln(a + b) nearly cancel
+    np.testing.assert_allclose(
+        out.eval({a: 0.5, b: 1e300}), sp.gammaln(0.5) - 0.5 * np.log(1e300), rtol=1e-14
+    )
+    np.testing.assert_allclose(out.eval({a: 1e20, b: 7.5}), sp.gammaln(7.5) - 7.5 * np.log(1e20), rtol=1e-14)
+    for av, bv in ((3.0, 9.99), (3.0, 10.0), (12.0, 12.0), (-0.5, 20.0)):
+        np.testing.assert_allclose(out.eval({a: av, b: bv}), sp.betaln(av, bv), rtol=1e-13)
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "uint16", "int8", "int64", "bool"])

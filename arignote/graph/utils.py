@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import linecache
 import operator
 import os
 import sys
@@ -245,8 +246,6 @@ def simple_extract_stack(
     ``(filename, lineno, function, source line)``: at most ``limit`` frames (None: all), the
     innermost frames whose file name contains one of ``skips`` left out (the first frame that
     does not stops the skipping)."""
-    import linecache
-
     if limit is not None and limit < 0:
         raise ValueError(f"simple_extract_stack: limit must be None or >= 0, got {limit}")
     frame = sys._getframe(1) if f is None else f

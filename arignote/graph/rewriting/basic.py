@@ -564,14 +564,21 @@ def constant_folding(fgraph: FunctionGraph, node: Apply) -> list[Variable] | Non
         return None
     if not node.op.do_constant_folding(fgraph, node):
         return None
-    storage = {v: [v.data] for v in node.inputs}
-    storage.update({v: [None] for v in node.outputs})
-    node.op.make_thunk(node, storage, None, [])()
+    values = folded_values(node)
     view_map = getattr(node.op, "view_map", None) or {}
     for o in view_map:
-        if getattr(storage[node.outputs[o]][0], "size", 0) > VIEW_FOLD_LIMIT:
+        if getattr(values[o], "size", 0) > VIEW_FOLD_LIMIT:
             return None
-    return [out.type.make_constant(storage[out][0]) for out in node.outputs]
+    return [out.type.make_constant(v) for out, v in zip(node.outputs, values)]
+
+
+def folded_values(node: Apply) -> list[Any]:
+    """The values of the outputs of ``node``, whose inputs are all constants, computed once
+    by the node's own thunk (what constant folding replaces the outputs with)."""
+    storage: dict[Variable, list[Any]] = {v: [v.data] for v in node.inputs}
+    storage.update({v: [None] for v in node.outputs})
+    node.op.make_thunk(node, storage, None, [])()
+    return [storage[out][0] for out in node.outputs]
 
 
 #: views of constants with more elements than this are not folded (see constant_folding)

@@ -33,7 +33,7 @@ from typing import Any
 
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.graph.fg import FunctionGraph
-from arignote.graph.rewriting.basic import constant_folding, in2out, node_rewriter
+from arignote.graph.rewriting.basic import constant_folding, folded_values, in2out, node_rewriter
 from arignote.graph.rewriting.db import stage_db
 from arignote.tensor.conversion import NotScalarConstantError, get_scalar_constant_value
 from arignote.tensor.raising import Assert, CheckAndRaise
@@ -105,10 +105,7 @@ def unconditional_constant_folding(fgraph: FunctionGraph, node: Apply) -> list[V
     graphs whose value is wanted now (PyMC's ``constant_fold``), not for compiled code."""
     if not node.inputs or not all(isinstance(i, Constant) for i in node.inputs):
         return None
-    storage: dict[Variable, list[Any]] = {v: [v.data] for v in node.inputs}
-    storage.update({v: [None] for v in node.outputs})
-    node.op.make_thunk(node, storage, None, [])()
-    return [out.type.make_constant(storage[out][0]) for out in node.outputs]
+    return [out.type.make_constant(v) for out, v in zip(node.outputs, folded_values(node))]
 
 
 #: :func:`constant_folding` over the whole graph, as one rewriter

@@ -8,14 +8,16 @@
 # tool brings back at most 8 files), tests.txt. Each stage has a time limit so
 # that the whole fits in about 9 minutes:
 #
-#     bash bench/jax_gpu.sh
+#     bash bench/jax_gpu.sh    (BENCH_ARGS="--compile-repeats 5" passes options to the benchmark)
 set -uo pipefail
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
 OUT="${OUT:-/tmp/jax-gpu}"
 PY="${PYTHON:-python3}"
 mkdir -p "$OUT"
-"$PY" -c "import jax, numpy, scipy; print('jax', jax.__version__, jax.devices())" | tee "$OUT/devices.txt"
-timeout 300 "$PY" bench/jax_backend.py --out "$OUT/bench.json" --dump-hlo "$OUT/hlo" 2>&1 | tee "$OUT/bench.txt"
+{ nvidia-smi -L; "$PY" -c "import jax, numpy, scipy; print('jax', jax.__version__, 'numpy', numpy.__version__, 'scipy', scipy.__version__, jax.devices())"; } 2>&1 | tee "$OUT/devices.txt"
+timeout 300 "$PY" bench/jax_backend.py ${BENCH_ARGS:-} --out "$OUT/bench.json" --dump-hlo "$OUT/hlo" 2>&1 | tee "$OUT/bench.txt"
 tar czf "$OUT/hlo.tgz" -C "$OUT" hlo && rm -r "$OUT/hlo"
-timeout 200 "$PY" -m pytest -q -p no:cacheprovider -x tests/link/jax arignote/link/jax \
-    $("$PY" -c "import xdist" 2>/dev/null && echo "-n 8") 2>&1 | tail -30 | tee "$OUT/tests.txt"
+# Every failure is listed (-rf), up to 60, so that one run shows what a JAX version or the GPU changes.
+timeout 200 "$PY" -m pytest -q -p no:cacheprovider --maxfail=60 -rf tests/link/jax arignote/link/jax \
+    $("$PY" -c "import xdist" 2>/dev/null && echo "-n 8") >"$OUT/tests.txt" 2>&1
+tail -80 "$OUT/tests.txt"

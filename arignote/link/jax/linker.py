@@ -337,6 +337,10 @@ class JAXRunner:
                         self._jitted = None
                         jitted = self._jit()
                 results = jitted(*args)
+                if not self._settled or self._runs_host_code:
+                    # off the CPU the program runs after the call returns, and failing host
+                    # code fails it then: wait here, where its error is turned into its own
+                    jax.block_until_ready(results)
                 break
             except _Undonatable as err:  # (raised while tracing: nothing was consumed)
                 del self.donations[err.index]
@@ -361,6 +365,8 @@ class JAXRunner:
         if not self._settled:
             self._settled = True
             self._async_copies = self._async_copies and _off_host(results[self.host_outputs[0]])
+            if self._runs_host_code is None:  # (the trace is jax.jit's cached one)
+                self._runs_host_code = _may_fail(jitted.trace(*args).jaxpr.jaxpr)
         if self._async_copies:
             for k in self.host_outputs:
                 copy = getattr(results[k], "copy_to_host_async", None)
@@ -384,18 +390,18 @@ class JAXRunner:
         if direct is not None:
             return direct()
         self()
-        if self._settled and self._plain and not self._async_copies and self._jitted is not None:
-            # (a program that runs host code may fail: its calls keep going through
-            # __call__, which raises the host code's own error)
-            if self._runs_host_code is None:
-                self._runs_host_code = _may_fail(self._jitted.trace(*self._args()).jaxpr.jaxpr)
-            if not self._runs_host_code:
-                self._direct = self._make_direct()
-                self.direct_program = (self._jitted, tuple(self.converters))
+        # (a program that runs host code may fail: its calls keep going through __call__,
+        # which waits for it and raises the host code's own error)
+        if self._settled and self._plain and self._jitted is not None and not self._runs_host_code:
+            program = self._jitted
+            if self._async_copies:
+                program = _starting_copies(program, self.host_outputs)
+            self._direct = self._make_direct(program)
+            self.direct_program = (program, tuple(self.converters))
         return [cell[0] for cell in self.output_cells]
 
-    def _make_direct(self) -> Callable[[], list]:
-        names: dict[str, Any] = {"_jitted": self._jitted}
+    def _make_direct(self, program: Callable) -> Callable[[], list]:
+        names: dict[str, Any] = {"_jitted": program}
         ins = []
         for k, cell in enumerate(self.input_cells):
             names[f"_c{k}"] = cell
@@ -410,6 +416,20 @@ class JAXRunner:
         source = f"def run():\n    r = _jitted({', '.join(ins)})\n    return [{', '.join(outs)}]\n"
         exec(compile(source, "<arignote jax call>", "exec"), names)
         return names["run"]
+
+
+def _starting_copies(jitted: Callable, host_outputs: tuple[int, ...]) -> Callable:
+    """``jitted``, starting the copies of the outputs at ``host_outputs`` to the host before
+    it returns them (they are converted one by one: each then waits for its own copy only,
+    all of them travelling at once)."""
+
+    def program(*args: Any) -> Any:
+        results = jitted(*args)
+        for k in host_outputs:
+            results[k].copy_to_host_async()
+        return results
+
+    return program
 
 
 #: primitives that run host code, which may raise while the program runs (a failed check)

@@ -262,3 +262,33 @@ def test_device_arrays_of_the_inputs_type_pass_as_they_are(monkeypatch) -> None:
         static(jnp.ones(3))
     # the other backends take NumPy values: a device array is converted
     np.testing.assert_allclose(arignote.function([x], pt.exp(x))(value), np.exp([0.0, 1.0, 2.0]))
+
+
+def test_outputs_off_the_host_keep_the_plain_call_and_start_every_copy(monkeypatch) -> None:
+    """Where outputs live on an accelerator (pretended here: on the CPU no copy is made), the
+    plain call is generated as on the CPU, and it starts the copies of all outputs to the
+    host before it waits for the first."""
+    from arignote.link.jax import linker
+
+    monkeypatch.setattr(linker, "_off_host", lambda value: True)
+    started = []
+    real = linker._starting_copies
+
+    def spying(jitted, host_outputs):
+        program = real(jitted, host_outputs)
+
+        def run(*args):
+            started.append(host_outputs)
+            return program(*args)
+
+        return run
+
+    monkeypatch.setattr(linker, "_starting_copies", spying)
+    ins, outs = _logp_graph()
+    f = arignote.function(ins, outs, mode="JAX")
+    ref = arignote.function(ins, outs, mode=REFERENCE)
+    zs = np.linspace(-1.0, 1.0, 5)
+    for mu in (0.5, 0.25, 1.0):
+        _check(f(mu, zs), ref(mu, zs))
+    assert f._plain is not None and f.vm._async_copies
+    assert started == [(0, 1, 2), (0, 1, 2)]  # the calls after the first: all three outputs

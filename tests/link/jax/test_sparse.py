@@ -9,6 +9,8 @@ entries, ``jax_function`` on BCOO values, dtypes and formats. SciPy is the oracl
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 jax = pytest.importorskip("jax")
@@ -21,7 +23,15 @@ import arignote  # noqa: E402
 import arignote.tensor as pt  # noqa: E402
 from arignote import sparse  # noqa: E402
 from arignote.link.jax import jax_function  # noqa: E402
-from arignote.link.jax.dispatch.sparse.values import from_dense, padded, parts, to_bcoo, to_scipy  # noqa: E402
+from arignote.link.jax.dispatch.sparse import values  # noqa: E402
+from arignote.link.jax.dispatch.sparse.values import (  # noqa: E402
+    constant_bcoo,
+    from_dense,
+    padded,
+    parts,
+    to_bcoo,
+    to_scipy,
+)
 from tests.sparse.utils import random_sparse  # noqa: E402
 
 A = random_sparse("csr", (5, 4), seed=1)
@@ -194,3 +204,33 @@ def test_a_dense_value_for_a_sparse_input_is_refused_clearly() -> None:
     f = arignote.function([x], sparse.transpose(x), mode="JAX")
     with pytest.raises(TypeError, match="csr"):
         f(A.toarray())
+
+
+@pytest.mark.parametrize(("w_shape", "w_dtype"), [((4,), "float64"), ((4, 3), "float64"), ((4,), "float32")])
+def test_a_constant_and_its_folded_transpose_share_their_entries(w_shape, w_dtype) -> None:
+    """The gradient of ``dot(X, w)`` for a constant X holds ``dot(X.T, g)``, and constant
+    folding makes ``X.T`` a CSC constant of its own: under JAX that product is computed
+    from X's entries, so the program holds them once, with the reference's values."""
+    w = pt.tensor("w", dtype=w_dtype, shape=(None,) * len(w_shape))
+    z = sparse.dot(sparse.as_sparse_variable(A), w)
+    cost = (pt.tanh(z) ** 2).sum()
+    outs = [cost, arignote.grad(cost, w), sparse.dot(sparse.as_sparse_variable(A.T.tocsc()), z)]
+    w_val = np.random.default_rng(5).normal(size=w_shape).astype(w_dtype)
+    want = arignote.function([w], outs, mode="FAST_COMPILE")(w_val)
+    f = arignote.function([w], outs, mode="JAX")
+    for got, expected in zip(f(w_val), want):
+        np.testing.assert_allclose(got, expected, rtol=1e-5 if w_dtype == "float32" else 1e-12)
+    jaxpr = jax.make_jaxpr(f.vm.traced_function())(w_val)
+    entries = [v for v in jaxpr.jaxpr.constvars if v.aval.shape == (A.nnz,)]
+    assert len(entries) == 1, jaxpr  # X's values, once
+    # the cache: one BCOO per stored content, gone with the matrices holding it
+    copy = A.copy()
+    assert constant_bcoo(copy) is constant_bcoo(A) is constant_bcoo(A.T.T)
+    assert constant_bcoo(A.tocsc()) is not constant_bcoo(A)  # (another storage order)
+    lone = random_sparse("csr", (7, 3), seed=11)
+    key = ("csr", (7, 3), lone.dtype.str, lone.nnz)
+    constant_bcoo(lone)
+    assert key in values._CONSTANT_BCOOS
+    del lone
+    gc.collect()
+    assert key not in values._CONSTANT_BCOOS

@@ -15,10 +15,11 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from arignote.graph.basic import Apply
+from arignote.graph.basic import Apply, Constant
 from arignote.link.jax.dispatch.basic import jax_funcify
 from arignote.link.jax.dispatch.sparse.values import (
     BCOO,
+    constant_bcoo,
     coordinates,
     dense,
     from_dense,
@@ -41,9 +42,32 @@ def _check_inner(op: Any, a: Any, b: Any) -> None:
 
 def _product(op: Any, node: Apply) -> Callable[[Any, Any], Any]:
     """``x @ y`` as the output Type wants it: a BCOO for a sparse output, else dense, of the
-    output's dtype."""
+    output's dtype.
+
+    A constant CSC ``x`` times a dense ``y`` is computed from the BCOO of ``x.T`` (CSR, the
+    same arrays), as ``(yᵀ x.T)ᵀ``: a gradient's ``dot(X.T, g)``, whose ``X.T`` constant
+    folding made a CSC constant, then uses the entries of the forward ``dot(X, w)`` and the
+    program holds them once (as JAX's own gradient of ``X @ w`` does)."""
     out = node.outputs[0]
     sparse_out, dtype = is_sparse(out), out.type.dtype
+    x_var = node.inputs[0]
+    if (
+        isinstance(x_var, Constant)
+        and getattr(x_var.data, "format", None) == "csc"
+        and not sparse_out
+        and not is_sparse(node.inputs[1])
+    ):
+        x_t = x_var.data.T
+        transposed = constant_bcoo(x_t)
+
+        def product_by_transpose(x: Any, y: Any) -> Any:
+            _check_inner(op, x, y)
+            y = dense(y)
+            z = y @ transposed if y.ndim == 1 else (y.T @ transposed).T
+            return dense(z).astype(dtype)
+
+        product_by_transpose.matrix = x_t  # (its BCOO is shared while the matrix lives)
+        return product_by_transpose
 
     def product(x: Any, y: Any) -> Any:
         _check_inner(op, x, y)

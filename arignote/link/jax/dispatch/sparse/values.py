@@ -28,6 +28,7 @@ parts can be read under ``jax.jit``).
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import jax.numpy as jnp
@@ -41,6 +42,7 @@ from arignote.sparse.type import SparseTensorType
 
 __all__ = [
     "BCOO",
+    "constant_bcoo",
     "coordinates",
     "dense",
     "exact",
@@ -65,8 +67,47 @@ def is_sparse(var: Variable) -> bool:
     return isinstance(var.type, SparseTensorType)
 
 
+#: the BCOOs of constants' matrices (see :func:`constant_bcoo`), by (format, shape, dtype,
+#: number of entries): [(a weak reference to the matrix, its BCOO)]
+_CONSTANT_BCOOS: dict[tuple, list[tuple[weakref.ref, BCOO]]] = {}
+
+
 @jax_typify.register(scipy_sparse.spmatrix)
 @jax_typify.register(scipy_sparse.sparray)
+def constant_bcoo(matrix: Any, **kwargs: Any) -> BCOO:
+    """:func:`to_bcoo` of a graph constant's matrix, made once while the matrix lives, and
+    shared by the matrices that store the same entries in the same format (a constant and
+    the transpose of its transpose, folded): a program using several of them holds the
+    entries once, JAX keeping one constant per object. A constant's arrays are never
+    written, which the sharing relies on."""
+    if matrix.format not in ("csr", "csc"):
+        return to_bcoo(matrix)
+    key = (matrix.format, matrix.shape, matrix.dtype.str, matrix.nnz)
+    kept = _CONSTANT_BCOOS.setdefault(key, [])
+    for ref, value in kept:
+        other = ref()
+        if other is matrix or (
+            other is not None
+            and np.array_equal(other.indptr, matrix.indptr)
+            and np.array_equal(other.indices, matrix.indices)
+            and np.array_equal(other.data, matrix.data)
+        ):
+            return value
+    value = to_bcoo(matrix)
+    entry = (weakref.ref(matrix), value)
+    kept.append(entry)
+    weakref.finalize(matrix, _forget, key, entry)  # (the BCOO goes with the matrix)
+    return value
+
+
+def _forget(key: tuple, entry: tuple) -> None:
+    kept = [e for e in _CONSTANT_BCOOS.get(key, []) if e is not entry]
+    if kept:
+        _CONSTANT_BCOOS[key] = kept
+    else:
+        _CONSTANT_BCOOS.pop(key, None)
+
+
 def to_bcoo(matrix: Any, **kwargs: Any) -> BCOO:
     """A SciPy CSR/CSC (or COO) matrix as a BCOO, one entry per stored entry, in storage order
     (explicit zeros and unsorted indices are kept as they are)."""

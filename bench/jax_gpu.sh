@@ -4,7 +4,7 @@
 # arignote and of hand-written JAX written out for comparison) and the JAX test-suite.
 # Run from the repository root with a Python that has JAX for the GPU, NumPy, SciPy and
 # pytest (arignote itself comes from the checkout). Results go to $OUT (default
-# /tmp/jax-gpu): devices.txt, bench.txt, bench.json, hlo.tgz (the dumps, packed: the device
+# /tmp/jax-gpu): devices.txt, bench.txt, bench.json, exit.txt, hlo.tgz (the dumps, packed: the device
 # tool brings back at most 8 files), tests.txt. Each stage has a time limit so
 # that the whole fits in about 9 minutes:
 #
@@ -16,6 +16,19 @@ PY="${PYTHON:-python3}"
 mkdir -p "$OUT"
 { nvidia-smi -L; "$PY" -c "import jax, numpy, scipy; print('jax', jax.__version__, 'numpy', numpy.__version__, 'scipy', scipy.__version__, jax.devices())"; } 2>&1 | tee "$OUT/devices.txt"
 timeout 300 "$PY" bench/jax_backend.py ${BENCH_ARGS:-} --out "$OUT/bench.json" --dump-hlo "$OUT/hlo" 2>&1 | tee "$OUT/bench.txt"
+# a failed check, then exit: the call raises the check's error, and JAX has nothing left to
+# raise at exit (off the CPU it kept the failure in a token: "Exception ignored in atexit")
+"$PY" - >"$OUT/exit.txt" 2>&1 <<'PY'
+import numpy as np, arignote, arignote.tensor as pt
+from arignote.raise_op import Assert
+x = pt.dvector("x")
+f = arignote.function([x], Assert("x must be positive")(x, pt.all(x > 0)), mode="JAX")
+try:
+    f(np.array([-1.0]))
+except AssertionError as err:
+    print("raised:", err)
+PY
+{ cat "$OUT/exit.txt"; grep -q "Exception ignored" "$OUT/exit.txt" && echo "exit: NOT clean" || echo "exit: clean"; } | tail -3
 tar czf "$OUT/hlo.tgz" -C "$OUT" hlo && rm -r "$OUT/hlo"
 # Every failure is listed (-rf), up to 60, so that one run shows what a JAX version or the GPU changes.
 timeout 200 "$PY" -m pytest -q -p no:cacheprovider --maxfail=60 -rf tests/link/jax arignote/link/jax \

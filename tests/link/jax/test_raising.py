@@ -11,6 +11,8 @@ import pytest
 
 jax = pytest.importorskip("jax")
 
+from jax._src import dispatch as jax_dispatch  # noqa: E402
+
 import arignote  # noqa: E402
 import arignote.tensor as pt  # noqa: E402
 from arignote.raise_op import Assert, CheckAndRaise  # noqa: E402
@@ -61,3 +63,15 @@ def test_the_inverse_of_a_singular_matrix_raises_as_numpys_does() -> None:
     with pytest.raises(np.linalg.LinAlgError, match="singular"):
         g(np.stack([np.eye(2), np.ones((2, 2))]))
     np.testing.assert_allclose(g(np.stack([np.eye(2), 2 * np.eye(2)]))[1], np.eye(2) / 2)
+
+
+def test_a_raised_check_leaves_no_failure_for_jaxs_exit() -> None:
+    """Once the call has raised a check's error, JAX holds no token of the failed program
+    (off the CPU it would raise the failure again at exit, as an ignored exception)."""
+    x = pt.dvector("x")
+    f = arignote.function([x], Assert("x must be positive")(x, pt.all(x > 0)) * 2.0, mode="JAX")
+    f(np.array([1.0]))
+    with pytest.raises(AssertionError, match="x must be positive"):
+        f(np.array([-1.0]))
+    assert not jax_dispatch.runtime_tokens.output_runtime_tokens
+    jax.effects_barrier()  # (nothing left to raise)

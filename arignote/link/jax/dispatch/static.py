@@ -23,6 +23,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax._src import dispatch as jax_dispatch  # (runtime_tokens: see _forget_failed_effects)
 
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.tensor.shape import Shape, Shape_i
@@ -166,8 +167,20 @@ def host_error(err: BaseException) -> BaseException | None:
         for kept in reversed(_HOST_ERRORS):
             if f"{type(kept).__name__}: {kept}" in text:
                 _HOST_ERRORS.remove(kept)
+                _forget_failed_effects()
                 return kept
     return None
+
+
+def _forget_failed_effects() -> None:
+    """Drop JAX's tokens of the effects of this thread's programs. Off the CPU, the token
+    of a program whose host callback failed keeps the failure and raises it again at the
+    next effects barrier, which JAX runs at exit ("Exception ignored in atexit callback",
+    with the traceback), although the call has raised it already. No public API clears
+    them: read defensively, it is JAX's private ``RuntimeTokenSet``."""
+    clear = getattr(getattr(jax_dispatch, "runtime_tokens", None), "clear", None)
+    if clear is not None:
+        clear()
 
 
 def raise_unless(ok: Any, message: Callable[..., str] | str, *details: Any, error: type = ValueError) -> None:

@@ -45,6 +45,7 @@ from arignote.graph.null_type import disconnected_type, is_disconnected
 from arignote.graph.op import Op
 from arignote.graph.type import Type
 from arignote.link.jax.dispatch.basic import jax_funcify
+from arignote.link.jax.dispatch.static import as_dtype
 from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.shape import ShapeError
 from arignote.tensor.type import TensorType
@@ -183,9 +184,7 @@ class JAXOp(Op):
 
             results, pullback = jax.vjp(of_diff, *[primals[k] for k in diff])
             cot = tuple(
-                jnp.broadcast_to(jnp.asarray(cots[k], dtype=r.dtype), r.shape)
-                if k in cots
-                else jnp.zeros_like(r)
+                jnp.broadcast_to(as_dtype(cots[k], r.dtype), r.shape) if k in cots else jnp.zeros_like(r)
                 for k, r in enumerate(results)
             )
             return tuple(pullback(cot))

@@ -292,3 +292,22 @@ def test_outputs_off_the_host_keep_the_plain_call_and_start_every_copy(monkeypat
         _check(f(mu, zs), ref(mu, zs))
     assert f._plain is not None and f.vm._async_copies
     assert started == [(0, 1, 2), (0, 1, 2)]  # the calls after the first: all three outputs
+
+
+def test_a_constant_read_by_several_nodes_is_held_once() -> None:
+    """A regression's design matrix, a constant read by the forward product and by its
+    gradient's, is one constant of the traced program (not one per node casting it), as in
+    JAX's own gradient."""
+    # (large enough that its transpose is not folded into a constant: VIEW_FOLD_LIMIT)
+    x_val = np.random.default_rng(7).normal(size=(1000, 5))
+    y_val = (np.arange(1000) % 2).astype("float64")
+    w = pt.dvector("w")
+    eta = pt.dot(pt.constant(x_val), w)
+    logp = (y_val * eta - pt.softplus(eta)).sum()
+    outs = [logp, arignote.grad(logp, w)]
+    f = arignote.function([w], outs, mode="JAX")
+    ref = arignote.function([w], outs, mode=REFERENCE)
+    w_val = np.array([0.1, -0.2, 0.3, 0.0, 0.05])
+    _check(f(w_val), ref(w_val))
+    jaxpr = jax.make_jaxpr(f.vm.traced_function())(w_val)
+    assert [v.aval.shape for v in jaxpr.jaxpr.constvars] == [(1000, 5), (1000,)], jaxpr

@@ -28,7 +28,7 @@ import numpy as np
 from arignote.graph.basic import Apply
 from arignote.ifelse import IfElse
 from arignote.link.jax.dispatch.basic import jax_funcify
-from arignote.link.jax.dispatch.static import is_tracer
+from arignote.link.jax.dispatch.static import as_dtype, is_tracer
 
 __all__ = ["choose"]
 
@@ -39,7 +39,7 @@ def _caster(node: Apply | None) -> Callable[[tuple], tuple]:
     dtypes = [np.dtype(v.type.dtype) if hasattr(v.type, "dtype") else None for v in node.outputs]
 
     def cast(values: tuple) -> tuple:
-        return tuple(v if d is None else jnp.asarray(v, dtype=d) for v, d in zip(values, dtypes))
+        return tuple(v if d is None else as_dtype(v, d) for v, d in zip(values, dtypes))
 
     return cast
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
-from arignote.link.jax.dispatch.static import concrete, is_tracer, raise_unless
+from arignote.link.jax.dispatch.static import as_dtype, concrete, is_tracer, raise_unless
 from arignote.tensor.linalg.composed import Lstsq
 from arignote.tensor.linalg.lu import LU, LUFactor, PivotToPermutations
 
@@ -34,7 +34,7 @@ def _lu(op: LU, node: Apply | None = None, **kwargs: Any) -> Callable[..., Any]:
     dtypes = _dtypes(node)
 
     def lu(a: Any) -> tuple:
-        a = jnp.asarray(a, dtype=dtypes[-1])
+        a = as_dtype(a, dtypes[-1])
         if op.permute_l:
             pl, u = jsl.lu(a, permute_l=True)
             return pl.astype(dtypes[0]), u.astype(dtypes[1])
@@ -52,7 +52,7 @@ def _lu_factor(op: LUFactor, node: Apply | None = None, **kwargs: Any) -> Callab
     dtypes = _dtypes(node)
 
     def lu_factor(a: Any) -> tuple:
-        lu_, piv = jsl.lu_factor(jnp.asarray(a, dtype=dtypes[0]))
+        lu_, piv = jsl.lu_factor(as_dtype(a, dtypes[0]))
         return lu_.astype(dtypes[0]), piv.astype(dtypes[1])
 
     return lu_factor
@@ -61,7 +61,7 @@ def _lu_factor(op: LUFactor, node: Apply | None = None, **kwargs: Any) -> Callab
 @jax_funcify.register(PivotToPermutations)
 def _pivots(op: PivotToPermutations, node: Apply | None = None, **kwargs: Any) -> Callable[..., Any]:
     def pivot_to_permutation(piv: Any) -> Any:
-        piv = jnp.asarray(piv, dtype="int32")
+        piv = as_dtype(piv, "int32")
         perm = jax.lax.linalg.lu_pivots_to_permutation(piv, piv.shape[0])
         return (jnp.argsort(perm) if op.inverse else perm).astype("int64")
 
@@ -73,7 +73,7 @@ def _lstsq(op: Lstsq, node: Apply | None = None, **kwargs: Any) -> Callable[...,
     dtypes = _dtypes(node)
 
     def lstsq(a: Any, b: Any, rcond: Any) -> tuple:
-        a, b = jnp.asarray(a, dtype=dtypes[0]), jnp.asarray(b, dtype=dtypes[0])
+        a, b = as_dtype(a, dtypes[0]), as_dtype(b, dtypes[0])
         rc = float(concrete(rcond, node, "rcond"))
         x, _, rank, s = jnp.linalg.lstsq(a, b, rcond=None if np.isnan(rc) else rc)
         m, n = a.shape
@@ -89,6 +89,6 @@ def _lstsq(op: Lstsq, node: Apply | None = None, **kwargs: Any) -> Callable[...,
                 f"{op} (node {node}): under jax.jit a tall matrix must have full column rank (NumPy "
                 "gives no residuals otherwise, a length that depends on the values)",
             )
-        return x.astype(dtypes[0]), residuals, jnp.asarray(rank, dtype=dtypes[2]), s.astype(dtypes[3])
+        return x.astype(dtypes[0]), residuals, as_dtype(rank, dtypes[2]), s.astype(dtypes[3])
 
     return lstsq

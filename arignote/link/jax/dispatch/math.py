@@ -17,6 +17,7 @@ import numpy as np
 
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
+from arignote.link.jax.dispatch.static import as_dtype
 from arignote.tensor.gemm import Gemm, Gemv, Ger
 from arignote.tensor.products import Dot, MatMul
 
@@ -32,7 +33,7 @@ def _funcify_dot(op: Dot, node: Apply | None = None, **kwargs: Any) -> Callable:
     dtype = _out_dtype(node)
 
     def dot(x: Any, y: Any) -> Any:
-        return jnp.dot(jnp.asarray(x, dtype=dtype), jnp.asarray(y, dtype=dtype))
+        return jnp.dot(as_dtype(x, dtype), as_dtype(y, dtype))
 
     return dot
 
@@ -42,7 +43,7 @@ def _funcify_matmul(op: MatMul, node: Apply | None = None, **kwargs: Any) -> Cal
     dtype = _out_dtype(node)
 
     def matmul(x: Any, y: Any) -> Any:
-        return jnp.matmul(jnp.asarray(x, dtype=dtype), jnp.asarray(y, dtype=dtype))
+        return jnp.matmul(as_dtype(x, dtype), as_dtype(y, dtype))
 
     return matmul
 
@@ -60,7 +61,7 @@ def _funcify_gemm(op: Gemm | Gemv, node: Apply | None = None, **kwargs: Any) -> 
     dtype = _out_dtype(node)
 
     def gemm(target: Any, alpha: Any, a: Any, b: Any, beta: Any) -> Any:
-        prod = jnp.dot(jnp.asarray(a, dtype=dtype), jnp.asarray(b, dtype=dtype)) * jnp.asarray(alpha, dtype)
+        prod = jnp.dot(as_dtype(a, dtype), as_dtype(b, dtype)) * jnp.asarray(alpha, dtype)
         return _update(jnp.asarray(target, dtype), prod, jnp.asarray(beta, dtype))
 
     return gemm
@@ -71,7 +72,7 @@ def _funcify_ger(op: Ger, node: Apply | None = None, **kwargs: Any) -> Callable:
     dtype = _out_dtype(node)
 
     def ger(A: Any, alpha: Any, x: Any, y: Any) -> Any:
-        prod = jnp.outer(jnp.asarray(x, dtype=dtype), jnp.asarray(y, dtype=dtype)) * jnp.asarray(alpha, dtype)
+        prod = jnp.outer(as_dtype(x, dtype), as_dtype(y, dtype)) * jnp.asarray(alpha, dtype)
         return jnp.asarray(A, dtype) + prod
 
     return ger

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
-from arignote.link.jax.dispatch.static import raise_unless
+from arignote.link.jax.dispatch.static import as_dtype, raise_unless
 from arignote.tensor.raising import CheckAndRaise
 
 __all__: list[str] = []
@@ -21,7 +21,7 @@ __all__: list[str] = []
 def _check_and_raise(op: CheckAndRaise, node: Apply | None = None, **kwargs: Any) -> Callable[..., Any]:
     def check_and_raise(value: Any, *conds: Any) -> Any:
         if conds:
-            ok = jnp.all(jnp.stack([jnp.asarray(c, dtype=bool) for c in conds]))
+            ok = jnp.all(jnp.stack([as_dtype(c, bool) for c in conds]))
             raise_unless(ok, op.msg, error=op.exc_type)
         return value
 

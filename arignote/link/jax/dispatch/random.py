@@ -27,7 +27,7 @@ import numpy as np
 
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify, jax_typify
-from arignote.link.jax.dispatch.static import kept_errors, static_input
+from arignote.link.jax.dispatch.static import as_dtype, kept_errors, static_input
 from arignote.link.jax.dispatch.tensor_basic import static_ints
 from arignote.tensor.random import basic as rv
 from arignote.tensor.random.op import DefaultGeneratorMakerOp, RandomVariable
@@ -40,7 +40,7 @@ def generator_to_key(gen: np.random.Generator, **kwargs: Any) -> jax.Array:
     """The JAX key standing for ``gen``'s state: drawn from a copy of it, so the generator
     is unchanged and the same state always gives the same key."""
     bits = copy.deepcopy(gen).integers(0, 2**32, size=2, dtype=np.uint32)
-    return jax.random.wrap_key_data(jnp.asarray(bits, dtype=jnp.uint32))
+    return jax.random.wrap_key_data(as_dtype(bits, jnp.uint32))
 
 
 def key_to_generator(key: Any) -> np.random.Generator:
@@ -259,7 +259,7 @@ def _funcify_random_variable(op: RandomVariable, node: Apply | None = None, **kw
 
     def random_variable(key: Any, size: Any, *params: Any) -> tuple:
         if dtype.kind == "f":  # (integer parameters of a float distribution)
-            params = tuple(jnp.asarray(p, dtype=dtype) for p in params)
+            params = tuple(as_dtype(p, dtype) for p in params)
         batch = _batch_shape(op, node, size, params)
         next_key, sub = jax.random.split(key)
         if core:

@@ -30,7 +30,7 @@ import numpy as np
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
 from arignote.link.jax.dispatch.graph import funcify_fgraph
-from arignote.link.jax.dispatch.static import kept_errors
+from arignote.link.jax.dispatch.static import as_dtype, kept_errors
 from arignote.scalar import basic as ps
 from arignote.scalar.composite import Composite
 from arignote.scalar.op import ScalarOp
@@ -71,7 +71,7 @@ def elementwise(fn: Callable, node: Apply | None, cast_inputs: bool = True) -> C
 
         def multi(*args: Any) -> tuple:
             if work is not None:
-                args = tuple(jnp.asarray(a, dtype=work) for a in args)
+                args = tuple(as_dtype(a, work) for a in args)
             return tuple(jnp.asarray(r).astype(d) for r, d in zip(fn(*args), out_dtypes))
 
         return multi
@@ -85,7 +85,7 @@ def elementwise(fn: Callable, node: Apply | None, cast_inputs: bool = True) -> C
         return apply
 
     def cast_apply(*args: Any) -> Any:
-        r = jnp.asarray(fn(*(jnp.asarray(a, dtype=work) for a in args)))
+        r = jnp.asarray(fn(*(as_dtype(a, work) for a in args)))
         return r if r.dtype == out_dtype else r.astype(out_dtype)
 
     return cast_apply
@@ -115,7 +115,7 @@ def host_elementwise(op: ScalarOp, node: Apply | None) -> Callable:
     in_dtypes, out_dtypes = _dtypes(node)
 
     def fn(*args: Any) -> Any:
-        args = [jnp.asarray(a, dtype=d) for a, d in zip(args, in_dtypes)]
+        args = [as_dtype(a, d) for a, d in zip(args, in_dtypes)]
         shape = jnp.broadcast_shapes(*(a.shape for a in args))
         specs = [jax.ShapeDtypeStruct(shape, np.dtype(d)) for d in out_dtypes]
 
@@ -181,7 +181,7 @@ def _funcify_switch(op: ScalarOp, node: Apply | None = None, **kwargs: Any) -> C
     _, (out_dtype,) = _dtypes(node)
 
     def switch(cond: Any, a: Any, b: Any) -> Any:
-        return jnp.where(cond, jnp.asarray(a, dtype=out_dtype), jnp.asarray(b, dtype=out_dtype))
+        return jnp.where(cond, as_dtype(a, out_dtype), as_dtype(b, out_dtype))
 
     return switch
 
@@ -191,7 +191,7 @@ def _funcify_second(op: ScalarOp, node: Apply | None = None, **kwargs: Any) -> C
     _, (out_dtype,) = _dtypes(node)
 
     def second(a: Any, b: Any) -> Any:
-        b = jnp.asarray(b, dtype=out_dtype)
+        b = as_dtype(b, out_dtype)
         return jnp.broadcast_to(b, jnp.broadcast_shapes(jnp.shape(a), b.shape))
 
     return second
@@ -210,7 +210,7 @@ def _funcify_cast(op: ScalarOp, node: Apply | None = None, **kwargs: Any) -> Cal
 def _real_parts(a: Any, b: Any, node: Apply | None) -> tuple[Any, Any]:
     _, (out_dtype,) = _dtypes(node)
     real = "float32" if out_dtype == "complex64" else "float64"
-    return jnp.asarray(a, dtype=real), jnp.asarray(b, dtype=real)
+    return as_dtype(a, real), as_dtype(b, real)
 
 
 @jax_funcify.register(ps.Complex)

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
 from arignote.link.jax.dispatch.graph import funcify_fgraph
-from arignote.link.jax.dispatch.static import raise_unless
+from arignote.link.jax.dispatch.static import as_dtype, raise_unless
 from arignote.scalar.loop import ScalarLoop
 
 __all__: list[str] = []
@@ -34,7 +34,7 @@ def _funcify_scalar_loop(op: ScalarLoop, node: Apply | None = None, **kwargs: An
             )
         shape = jnp.broadcast_shapes(*(jnp.shape(v) for v in (n_steps, *inputs)))
         count = jnp.broadcast_to(jnp.asarray(n_steps), shape)
-        state = tuple(jnp.broadcast_to(jnp.asarray(s, dtype=d), shape) for s, d in zip(inputs[:k], dtypes))
+        state = tuple(jnp.broadcast_to(as_dtype(s, d), shape) for s, d in zip(inputs[:k], dtypes))
         constant = inputs[k:]
 
         def cond(carry: tuple) -> Any:
@@ -49,7 +49,7 @@ def _funcify_scalar_loop(op: ScalarLoop, node: Apply | None = None, **kwargs: An
                 jnp.where(active, jnp.asarray(o).astype(d), s) for o, s, d in zip(out[:k], state, dtypes)
             )
             if op.is_while:
-                done = done | (active & jnp.asarray(out[k], dtype=bool))
+                done = done | (active & as_dtype(out[k], bool))
             return i + 1, new, done
 
         start = (jnp.zeros((), count.dtype), state, jnp.zeros(shape, dtype=bool))

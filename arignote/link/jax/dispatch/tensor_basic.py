@@ -24,7 +24,7 @@ import numpy as np
 from arignote._gradient.ops import ViewOp
 from arignote.graph.basic import Apply
 from arignote.link.jax.dispatch.basic import jax_funcify
-from arignote.link.jax.dispatch.static import concrete, kept_errors, static_input
+from arignote.link.jax.dispatch.static import as_dtype, concrete, kept_errors, static_input
 from arignote.printing.print_op import Print
 from arignote.tensor.alloc import Alloc, Eye, Repeat, RepeatGrad
 from arignote.tensor.conversion import ScalarFromTensor, TensorFromScalar
@@ -90,7 +90,7 @@ def _funcify_make_vector(op: MakeVector, node: Apply | None = None, **kwargs: An
         values = [_concrete(x) for x in xs]
         if all(v is not None for v in values):  # keep shapes concrete
             return np.asarray(values, dtype=dtype).reshape(len(xs))
-        return jnp.stack([jnp.asarray(x, dtype=dtype) for x in xs]) if xs else jnp.zeros(0, dtype)
+        return jnp.stack([as_dtype(x, dtype) for x in xs]) if xs else jnp.zeros(0, dtype)
 
     return make_vector
 
@@ -130,7 +130,7 @@ def _funcify_alloc(op: Alloc, node: Apply | None = None, **kwargs: Any) -> Calla
         bad = [d for d, s in enumerate(sizes) if s < 0]
         if bad:
             raise ValueError(f"Alloc: negative length {sizes[bad[0]]} for output dimension {bad[0]}")
-        return jnp.broadcast_to(jnp.asarray(value, dtype=dtype), sizes)
+        return jnp.broadcast_to(as_dtype(value, dtype), sizes)
 
     return alloc
 
@@ -165,7 +165,7 @@ def _funcify_repeat_grad(op: RepeatGrad, node: Apply | None = None, **kwargs: An
 
     def repeat_grad(g: Any, repeats: Any, n: Any) -> Any:
         n = int(_static_at(node, 2, n, "the length n"))
-        counts = jnp.asarray(repeats, dtype=jnp.int64).reshape(-1)
+        counts = as_dtype(repeats, jnp.int64).reshape(-1)
         if one:
             counts = jnp.full(n, counts[0], dtype=jnp.int64)
         # each slice of g goes to the slice of the input it copies (the total is g's length,
@@ -184,7 +184,7 @@ def _funcify_join(op: Join, node: Apply | None = None, **kwargs: Any) -> Callabl
 
     def join(axis: Any, *arrays: Any) -> Any:
         ax = int(_static_at(node, 0, axis, "the axis"))
-        return jnp.concatenate([jnp.asarray(a, dtype=dtype) for a in arrays], axis=ax)
+        return jnp.concatenate([as_dtype(a, dtype) for a in arrays], axis=ax)
 
     return join
 
@@ -214,7 +214,7 @@ def _funcify_scalar_tensor(op: Any, node: Apply | None = None, **kwargs: Any) ->
         c = _concrete(x) if isinstance(x, np.ndarray | np.generic | int | float) else None
         if c is not None:  # (a shape stays concrete)
             return np.asarray(c, dtype=dtype)
-        return jnp.asarray(x, dtype=dtype)
+        return as_dtype(x, dtype)
 
     return convert
 

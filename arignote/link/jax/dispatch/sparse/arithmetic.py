@@ -41,7 +41,7 @@ from arignote.link.jax.dispatch.sparse.values import (
     parts,
     with_data,
 )
-from arignote.link.jax.dispatch.static import raise_unless
+from arignote.link.jax.dispatch.static import as_dtype, raise_unless
 from arignote.sparse.arithmetic import (
     AddSD,
     AddSS,
@@ -69,7 +69,7 @@ def _read_columns(y: Any, x: BCOO, dtype: str) -> Any:
     """The vector ``y`` (as ``dtype``) read at the column of each entry of ``x`` (zero at a
     padding entry)."""
     _, cols = coordinates(x)
-    return jnp.asarray(y, dtype=dtype).at[cols].get(mode="fill", fill_value=0)
+    return as_dtype(y, dtype).at[cols].get(mode="fill", fill_value=0)
 
 
 def _both(x: BCOO, y: BCOO, dtype: str) -> BCOO:
@@ -113,7 +113,7 @@ def _add_sd(op: AddSD, node: Apply | None = None, **kwargs: Any) -> Callable:
         _check_same_shape(op, x, y)
         rows, cols = coordinates(x)
         # a scatter-add: duplicates add up, padding entries (outside the matrix) are dropped
-        return jnp.asarray(y, dtype=dtype).at[rows, cols].add(x.data.astype(dtype), mode="drop")
+        return as_dtype(y, dtype).at[rows, cols].add(x.data.astype(dtype), mode="drop")
 
     return add_sd
 
@@ -193,7 +193,7 @@ def _mul_sd(op: MulSD, node: Apply | None = None, **kwargs: Any) -> Callable:
     dtype = node.outputs[0].type.dtype
 
     def mul_sd(x: BCOO, y: Any) -> BCOO:
-        y = jnp.asarray(y, dtype=dtype)
+        y = as_dtype(y, dtype)
         if y.ndim == 0:
             return with_data(x, x.data.astype(dtype) * y)
         _check_same_shape(op, x, y)

@@ -38,6 +38,7 @@ from jax.experimental.sparse import BCOO
 
 from arignote.graph.basic import Constant, Variable
 from arignote.link.jax.dispatch.basic import jax_typify
+from arignote.link.jax.dispatch.static import as_dtype
 from arignote.sparse.type import SparseTensorType
 
 __all__ = [
@@ -217,7 +218,7 @@ def from_parts(data: Any, indices: Any, indptr: Any, shape: tuple[int, int], for
     indptr = jnp.asarray(indptr)
     nse = len(indices)
     major = jnp.repeat(jnp.arange(n_major, dtype=INDEX_DTYPE), jnp.diff(indptr), total_repeat_length=nse)
-    minor = jnp.asarray(indices, dtype=INDEX_DTYPE)
+    minor = as_dtype(indices, INDEX_DTYPE)
     rows, cols = (major, minor) if format == "csr" else (minor, major)
     value = BCOO((jnp.asarray(data), jnp.stack([rows, cols], axis=1)), shape=shape)
     return padded(value, jnp.arange(nse) >= indptr[-1])

@@ -30,6 +30,7 @@ from arignote.scalar.basic import (
     add,
     and_,
     as_scalar,
+    ceil,
     eq,
     exp,
     ge,
@@ -40,6 +41,7 @@ from arignote.scalar.basic import (
     log1p,
     mul,
     neg,
+    or_,
     sqr,
     sub,
     switch,
@@ -402,7 +404,7 @@ owens_t = OwensT(upgrade_to_float_no_complex, name="owens_t")
 Owens_t = OwensT  # PyTensor's name of the class
 
 
-#: from this larger argument on, betaln takes the difference of the two large log-Gammas
+#: from this larger argument and sum on, betaln takes the difference of the two large log-Gammas
 #: from Stirling's series (these five terms: at 10 the next one is 2e-14 of the result)
 STIRLING_FROM = 10.0
 STIRLING_SERIES = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188)
@@ -418,17 +420,37 @@ def _stirling_tail(x: Variable) -> Variable:
     return mul(r, tail)
 
 
-def betaln(a: Any, b: Any) -> Variable:
-    """``log |B(a, b)|`` on scalars (``scipy.special.betaln``), as
-    :func:`arignote.tensor.special.betaln` computes it on tensors: the log-Gamma formula,
-    with the difference of the two large log-Gammas taken from Stirling's series where the
-    larger positive argument is at least ``STIRLING_FROM``."""
-    a, b = as_scalar(a), as_scalar(b)
+def _betaln_regular(a: Variable, b: Variable) -> Variable:
+    """``log |B(a, b)|`` away from the poles of Gamma(a) and Gamma(b) (see :func:`betaln`)."""
     in_order = le(a, b)
     x, y = switch(in_order, a, b), switch(in_order, b, a)
-    far = and_(gt(x, _const(0.0, x)), ge(y, _const(STIRLING_FROM, y)))
+    far = and_(ge(add(x, y), _const(STIRLING_FROM, y)), ge(y, _const(STIRLING_FROM, y)))
     xs, ys = switch(far, x, _const(1.0, x)), switch(far, y, _const(STIRLING_FROM, y))
     spread = mul(sub(add(xs, ys), _const(0.5, ys)), log1p(true_div(xs, ys)))
     ratio = add(sub(neg(mul(xs, log(ys))), spread), xs)
     ratio = sub(add(ratio, _stirling_tail(ys)), _stirling_tail(add(xs, ys)))
     return switch(far, add(gammaln(xs), ratio), sub(add(gammaln(a), gammaln(b)), gammaln(add(a, b))))
+
+
+def _nonpositive_integer(x: Variable) -> Variable:
+    """Where ``x`` is 0, -1, -2, ...: the poles of Gamma."""
+    return and_(le(x, _const(0.0, x)), eq(x, ceil(x)))
+
+
+def betaln(a: Any, b: Any) -> Variable:
+    """``log |B(a, b)|`` on scalars (``scipy.special.betaln``), as
+    :func:`arignote.tensor.special.betaln` computes it on tensors: the log-Gamma formula,
+    with the difference of the two large log-Gammas taken from Stirling's series where the
+    larger argument and the sum are at least ``STIRLING_FROM``, and SciPy's limits at the poles
+    of Gamma(a) and Gamma(b): with ``p`` the pole and ``q`` the other argument,
+    ``betaln(1 - p - q, q)`` for an integer ``q > 0`` with ``p + q <= 0``, else ``inf``."""
+    a, b = as_scalar(a), as_scalar(b)
+    pa = _nonpositive_integer(a)
+    pole = or_(pa, _nonpositive_integer(b))
+    p, q = switch(pa, a, b), switch(pa, b, a)
+    finite = and_(and_(pole, eq(q, ceil(q))), and_(le(add(p, q), _const(0.0, q)), gt(q, _const(0.0, q))))
+    one = _const(1.0, add(a, b))
+    x, y = switch(finite, sub(sub(_const(1.0, q), p), q), one), switch(finite, q, one)
+    # (each branch on inputs valid for it, so that the branches not taken stay finite)
+    regular = _betaln_regular(switch(pole, one, a), switch(pole, one, b))
+    return switch(finite, _betaln_regular(x, y), switch(pole, _const(np.inf, one), regular))

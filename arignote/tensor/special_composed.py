@@ -68,20 +68,44 @@ def _stirling_tail(x: Variable) -> Variable:
     return r * tail
 
 
-def betaln(a: Any, b: Any) -> Variable:
-    """``log |B(a, b)|`` = ``gammaln(a) + gammaln(b) - gammaln(a + b)``
-    (``scipy.special.betaln``).
+def _nonpositive_integer(x: Variable) -> Variable:
+    """Where ``x`` is 0, -1, -2, ...: the poles of Gamma."""
+    return le(x, 0) & eq(x, ceil(x))
 
-    For positive arguments of which the larger, ``y``, is at least ``STIRLING_FROM``, the
-    difference ``gammaln(y) - gammaln(x + y)`` of two nearly equal large numbers is taken
-    from Stirling's series instead (``-x log y - (x + y - 1/2) log1p(x / y) + x`` plus the
-    series' tails), so that ``betaln(0.5, 1e300)`` is -344.8 and not 0."""
-    a, b = as_tensor_variable(a), as_tensor_variable(b)
+
+def _parity_sign(n: Variable) -> Variable:
+    """``(-1)**n`` for an integer-valued ``n`` (of any sign)."""
+    return 1.0 - 2.0 * mod(n, 2.0)
+
+
+def _beta_poles(a: Variable, b: Variable) -> tuple[Variable, ...]:
+    """Where ``a`` or ``b`` is a pole of Gamma, ``B(a, b)`` as SciPy takes it: with ``p``
+    the pole (``a`` if both are) and ``q`` the other argument, an integer ``q`` with
+    ``p + q <= 0`` puts a pole of ``Gamma(p + q)`` against it, and the limit is
+    ``(-1)**q B(1 - p - q, q)``, finite for ``q > 0``, else ``(-1)**q inf``; any other
+    pole gives ``+inf``.
+
+    Returns ``(pole, finite, sign, x, y)``: where ``finite``, ``B(a, b) = sign B(x, y)``
+    with ``x, y > 0``; where ``pole`` but not ``finite``, ``sign * inf``. Elsewhere ``x, y``
+    are 1 and ``sign`` 1 (so that branches not taken stay finite, gradients too)."""
+    pa = _nonpositive_integer(a)
+    pole = pa | _nonpositive_integer(b)
+    p, q = switch(pa, a, b), switch(pa, b, a)
+    reduced = pole & eq(q, ceil(q)) & le(p + q, 0)
+    finite = reduced & gt(q, 0)
+    sign = switch(reduced, _parity_sign(q), 1.0)
+    one = _const(1.0, p + q)
+    return pole, finite, sign, switch(finite, 1 - p - q, one), switch(finite, q, one)
+
+
+def _betaln_regular(a: Variable, b: Variable) -> Variable:
+    """``log |B(a, b)|`` away from the poles of Gamma(a) and Gamma(b) (see :func:`betaln`)."""
     # (one comparison orders both, so that on a tie x is a and y is b, each with its own
     # gradient; minimum and maximum would both give theirs to a)
     in_order = le(a, b)
     x, y = switch(in_order, a, b), switch(in_order, b, a)
-    far = gt(x, 0) & ge(y, STIRLING_FROM)
+    # (Stirling's series for Gamma(y) and Gamma(x + y): a negative x too, off the poles)
+    far = ge(x + y, STIRLING_FROM) & ge(y, STIRLING_FROM)
     # each branch computed on inputs that are valid for it, so that the branch not taken
     # gives neither NaN values nor NaN gradients
     xs, ys = switch(far, x, _const(1.0, x)), switch(far, y, _const(STIRLING_FROM, y))
@@ -92,21 +116,69 @@ def betaln(a: Any, b: Any) -> Variable:
     return switch(far, gammaln(xs) + ratio, gammaln(a) + gammaln(b) - gammaln(a + b))
 
 
+def betaln(a: Any, b: Any) -> Variable:
+    """``log |B(a, b)|`` = ``gammaln(a) + gammaln(b) - gammaln(a + b)``
+    (``scipy.special.betaln``).
+
+    Where the larger argument ``y`` and the sum ``x + y`` are at least ``STIRLING_FROM``, the
+    difference ``gammaln(y) - gammaln(x + y)`` of two nearly equal large numbers is taken
+    from Stirling's series instead (``-x log y - (x + y - 1/2) log1p(x / y) + x`` plus the
+    series' tails), so that ``betaln(0.5, 1e300)`` is -344.8 and not 0 (and
+    ``betaln(-2.5, 1e300)`` 1726.9). At a pole of
+    ``Gamma(a)`` or ``Gamma(b)`` it is SciPy's limit: ``betaln(-3, 3) = log(1/3)`` (a pole
+    of ``Gamma(a + b)`` against it), else ``inf``."""
+    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    pole, finite, _, x, y = _beta_poles(a, b)
+    one = _const(1.0, a + b)
+    regular = _betaln_regular(switch(pole, one, a), switch(pole, one, b))
+    return switch(finite, _betaln_regular(x, y), switch(pole, np.inf, regular))
+
+
 def beta(a: Any, b: Any) -> Variable:
     """The beta function ``B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b)``
     (``scipy.special.beta``), computed as ``exp(betaln(a, b))`` with the sign of the
-    Gammas, so that large arguments do not overflow."""
+    Gammas, so that large arguments do not overflow; at the poles of ``Gamma(a)`` and
+    ``Gamma(b)``, SciPy's limits (``beta(-3, 3) = -1/3``, ``beta(-1, 2) = inf``)."""
     a, b = as_tensor_variable(a), as_tensor_variable(b)
-    sign = _gamma_sign(a) * _gamma_sign(b) * _gamma_sign(a + b)
+    pole, _, pole_sign, _, _ = _beta_poles(a, b)
+    one = _const(1.0, a + b)
+    a_s, b_s = switch(pole, one, a), switch(pole, one, b)
+    # (at a pole of Gamma(a + b) alone B is a zero, whose sign SciPy takes from Gamma(a) Gamma(b))
+    top_sign = switch(_nonpositive_integer(a_s + b_s), 1.0, _gamma_sign(a_s + b_s))
+    sign = switch(pole, pole_sign, _gamma_sign(a_s) * _gamma_sign(b_s) * top_sign)
     return sign * exp(betaln(a, b))
 
 
 def poch(z: Any, m: Any) -> Variable:
     """The Pochhammer symbol (rising factorial) ``Gamma(z + m) / Gamma(z)``
-    (``scipy.special.poch``), computed through ``gammaln`` with the signs of the Gammas."""
+    (``scipy.special.poch``), computed through ``gammaln`` with the signs of the Gammas.
+
+    At the poles, SciPy's values: where ``z`` and ``z + m`` are both poles the ratio's limit
+    ``(-1)**m Gamma(1 - z) / Gamma(1 - z - m)`` (``poch(-3, 3) = -6``, the product
+    ``z (z + 1) ... (z + m - 1)``); where only ``z`` is, 0; where only ``z + m`` is, ``inf``.
+    Where ``z`` and ``z + m`` are large, the ratio comes from Stirling's series (as in
+    :func:`betaln`): ``poch(1e300, 0.5)`` is ``1e150``."""
     z, m = as_tensor_variable(z), as_tensor_variable(m)
-    sign = _gamma_sign(z + m) * _gamma_sign(z)
-    return sign * exp(gammaln(z + m) - gammaln(z))
+    top = z + m
+    pz, ptop = _nonpositive_integer(z), _nonpositive_integer(top)
+    both = pz & ptop
+    # (each branch on inputs valid for it, see betaln; Python numbers keep the inputs' dtype,
+    # so that the result's is gammaln's of it, as before)
+    zb, mb = switch(both, z, 0), switch(both, m, 0)
+    limit = _parity_sign(mb) * exp(gammaln(1 - zb) - gammaln(1 - zb - mb))
+    zr, topr = switch(pz | ptop, 1, z), switch(pz | ptop, 1, top)
+    # where z and z + m are at least STIRLING_FROM, the difference of their log-Gammas from
+    # Stirling's series (gammaln(1e300 + 0.5) - gammaln(1e300) would be 0, not 345.4)
+    far = ge(zr, STIRLING_FROM) & ge(topr, STIRLING_FROM)
+    zf = switch(far, zr, STIRLING_FROM)
+    mf = switch(far, m, 0)  # (m itself: z + m - z loses it where z is large)
+    half = _const(0.5, zf)
+    stirling = (
+        mf * log(zf) + (zf + mf - half) * log1p(mf / zf) - mf + _stirling_tail(zf + mf) - _stirling_tail(zf)
+    )
+    log_ratio = switch(far, stirling, gammaln(topr) - gammaln(zr))
+    regular = _gamma_sign(topr) * _gamma_sign(zr) * exp(log_ratio)
+    return switch(both, limit, switch(pz, 0.0, switch(ptop, np.inf, regular)))
 
 
 def factorial(n: Any) -> Variable:

@@ -137,3 +137,55 @@ def test_betaln_keeps_float32():
     got = out.eval({a: np.array([0.5, 3.0], "float32"), b: np.array([1e30, 2.0], "float32")})
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, [sp.gammaln(0.5) - 0.5 * np.log(1e30), sp.betaln(3.0, 2.0)], rtol=1e-5)
+
+
+POLE_GRID = np.array([-4.0, -3.0, -2.5, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0])
+
+
+def test_poles_of_gamma_give_scipys_limits():
+    """At the poles of Gamma (0, -1, -2, ...) beta, betaln and poch take SciPy's limits:
+    ``beta(-3, 3) = -1/3``, ``poch(-3, 3) = -6``, ``beta(-1, 2) = inf``, zeros of SciPy's
+    sign; and no NaN, nor any warning, from the branches not taken."""
+    a, b = (np.ravel(g) for g in np.meshgrid(POLE_GRID, POLE_GRID))
+    x, y = pt.dvector("x"), pt.dvector("y")
+    f = arignote.function([x, y], [special.beta(x, y), special.betaln(x, y), special.poch(x, y)])
+    with np.errstate(all="raise"):
+        got = f(a, b)
+    for value, want in zip(got, (sp.beta(a, b), sp.betaln(a, b), sp.poch(a, b))):
+        # (atol: under JAX, XLA's gammaln(2) is -8.9e-16, where betaln(1, 1) is 0)
+        np.testing.assert_allclose(value, want, rtol=1e-12, atol=1e-14)
+    for value, want in zip(got[::2], (sp.beta(a, b), sp.poch(a, b))):
+        np.testing.assert_array_equal(np.signbit(value), np.signbit(want))  # zeros' signs too
+    assert got[0][(a == -3) & (b == 3)] == pytest.approx(-1 / 3)
+    assert got[2][(a == -3) & (b == 3)] == pytest.approx(-6.0)
+    s, t = ps.float64("s"), ps.float64("t")
+    g = arignote.function([s, t], ps.betaln(s, t))
+    np.testing.assert_allclose([g(i, j) for i, j in zip(a, b)], sp.betaln(a, b), rtol=1e-12)
+
+
+def test_large_arguments_keep_their_digits():
+    """Where gammaln's difference would cancel, Stirling's series keeps the digits: checked
+    against exact rationals (SciPy's beta(4, 1e5) is off by 2e-10 there) and SciPy's
+    asymptotic poch."""
+    from fractions import Fraction
+
+    x, y = pt.dvector("x"), pt.dvector("y")
+    f = arignote.function([x, y], [special.beta(x, y), special.betaln(x, y), special.poch(x, y)])
+    beta_v, betaln_v, poch_v = f(
+        np.array([4.0, -2.5, 1e5, 1e300, 1e300]), np.array([1e5, 1e300, -4.0, 0.5, -1.0])
+    )
+    exact_beta = float(Fraction(6, 100000 * 100001 * 100002 * 100003))
+    assert beta_v[0] == pytest.approx(exact_beta, rel=1e-14)
+    assert betaln_v[1] == pytest.approx(sp.betaln(-2.5, 1e300), rel=1e-14)  # 1726.9, not 0
+    assert poch_v[2] == pytest.approx(float(Fraction(1, 99999 * 99998 * 99997 * 99996)), rel=1e-14)
+    np.testing.assert_allclose(poch_v[3:], [1e150, 1e-300], rtol=1e-13)  # (exp of 345: 4e-14)
+    s, t = ps.float64("s"), ps.float64("t")
+    assert arignote.function([s, t], ps.betaln(s, t))(-2.5, 1e300) == pytest.approx(1726.8825760290365)
+
+
+def test_gradients_off_the_poles_and_far_out():
+    rng = np.random.default_rng(5)
+    # a negative argument beside a large one (Stirling's branch), and poch's large branch
+    verify_grad(special.betaln, [np.array([-2.5, -0.5]), np.array([30.5, 12.0])], rng=rng)
+    verify_grad(special.beta, [np.array([-2.5, 3.5]), np.array([30.5, -1.5])], rng=rng)
+    verify_grad(special.poch, [np.array([12.0, 40.0, -2.5]), np.array([0.7, -3.5, 1.25])], rng=rng)

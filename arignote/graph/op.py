@@ -32,7 +32,7 @@ from typing import Any
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import disconnected_type
-from arignote.graph.utils import MetaObject
+from arignote.graph.utils import MetaObject, add_tag_trace
 
 __all__ = [
     "BasicThunkType",
@@ -98,6 +98,9 @@ class Op(MetaObject):
     itypes: Sequence | None = None
     #: output Types of a simple Op
     otypes: Sequence | None = None
+    #: records the caller's stack on a Variable's or Apply's ``tag.trace``
+    #: (:func:`arignote.graph.utils.add_tag_trace`), for Ops that build nodes by hand
+    add_tag_trace = staticmethod(add_tag_trace)
 
     # -- building -------------------------------------------------------------------------
 

@@ -444,7 +444,9 @@ def node_connection_pattern(node: Apply) -> list[list[bool]] | None:
     one row per input of one entry per output, or ``None`` when the Op defines none (every
     input connected to every output)."""
     fn = getattr(node.op, "connection_pattern", None)
-    if fn is None:
+    # (an Op whose pattern is its scalar op's, as an Elemwise's, is read from there: None,
+    # all connected, when the scalar op has none, which the gradient's fast path takes)
+    if fn is None or getattr(fn, "from_scalar_op", False):
         fn = getattr(getattr(node.op, "scalar_op", None), "connection_pattern", None)
         if fn is None:
             return None

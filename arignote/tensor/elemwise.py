@@ -107,6 +107,8 @@ class Elemwise(Op):
             return pattern(node)
         return [[True] * len(node.outputs) for _ in node.inputs]
 
+    connection_pattern.from_scalar_op = True  # (see graph.op.node_connection_pattern)
+
     def make_scalar_node(self, *inputs: Any) -> Apply:
         """The node of :attr:`scalar_op` on one scalar of each input's dtype: what an element of
         the outputs is computed by (``inputs``: tensors, or anything ``as_tensor_variable``

@@ -7,6 +7,7 @@ import os
 import sys
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from arignote.compile.debug.profiling import ProfileStats
+from arignote.compile.io import SymbolicOutput
 from arignote.compile.plain_call import make_plain_call
 from arignote.graph.container import (
     Container,
@@ -74,7 +76,7 @@ class Function:
         self.vm = vm
         self.output_storage = output_storage
         self.name = maker.name
-        self.trust_input = False
+        self.trust_input = maker.trust_input
         self.profile = maker.profile
         self._lock = threading.Lock()  # this function's storage: one call at a time
         n_in = self._n_explicit = len(maker.inputs)
@@ -265,6 +267,8 @@ class Function:
                     return results[0]
                 if kind == "dict":
                     return dict(zip(self._keys, results))
+                if kind == "none":
+                    return None
                 return results
             # _collect_outputs for one output: a copy if it may alias an input's value
             value = out[0]
@@ -381,7 +385,9 @@ class Function:
                     _restore(saved_state)
             raise
         if profile is not None:
-            profile.record_call(time.perf_counter() - t0)
+            dt = time.perf_counter() - t0
+            profile.record_call(dt)
+            self.maker.mode._add_call_time(dt)
         if output_subset is not None:
             return [results[k] for k in output_subset]
         kind = self._kind
@@ -389,6 +395,8 @@ class Function:
             return results[0]
         if kind == "dict":
             return dict(zip(self._keys, results))
+        if kind == "none":
+            return None
         return results
 
     def _input_label(self, k: int) -> str:
@@ -571,6 +579,27 @@ class Function:
 
     # -- management -----------------------------------------------------------------------
 
+    #: what pickling does when the values it saves share memory (the copies unpickled will
+    #: not): ``"warn"``, ``"raise"`` (a ValueError) or ``"ignore"``
+    pickle_aliased_memory_strategy = "warn"
+
+    @property
+    def outputs(self) -> list[SymbolicOutput]:
+        """The outputs, as :class:`~arignote.compile.io.Out` (their variables are the graph
+        the function was compiled from, before rewriting)."""
+        return self.maker.outputs
+
+    @property
+    def unpack_single(self) -> bool:
+        """Whether a call returns the one output alone (``function(inputs, y)``), not a list."""
+        return self._kind == "single"
+
+    @property
+    def return_none(self) -> bool:
+        """Whether a call returns None (a FunctionMaker given ``outputs=None``; ``function()``
+        returns ``[]`` for no outputs, as PyTensor's does)."""
+        return self._kind == "none"
+
     @property
     def fn(self) -> Any:
         return self.vm
@@ -650,11 +679,39 @@ class Function:
         )
 
     def __getstate__(self) -> dict:
+        self._check_aliased_for_pickle()
         return {
             "maker": self.maker,
             "values": [c.storage[0] for c in self.input_storage[: self._n_explicit]],
             "trust_input": self.trust_input,
         }
+
+    def _check_aliased_for_pickle(self) -> None:
+        """Apply :attr:`pickle_aliased_memory_strategy` to the arrays pickling saves (input
+        and shared values): two that share memory are unpickled as separate copies."""
+        strategy = self.pickle_aliased_memory_strategy
+        if strategy not in ("warn", "raise", "ignore"):
+            raise ValueError(
+                f"pickle_aliased_memory_strategy must be 'warn', 'raise' or 'ignore', got {strategy!r}"
+            )
+        if strategy == "ignore":
+            return
+        labelled = [
+            (f"the value of {getattr(c, 'name', None) or f'input {k}'}", c.storage[0])
+            for k, c in enumerate(self.input_storage)
+            if isinstance(c.storage[0], np.ndarray)
+        ]
+        for i, (name_i, a) in enumerate(labelled):
+            for name_j, b in labelled[i + 1 :]:
+                # (one array saved twice is unpickled once: only distinct views lose their link)
+                if a is not b and np.may_share_memory(a, b):
+                    msg = (
+                        f"Pickling {self._label()}: {name_i} and {name_j} share memory, which the "
+                        "unpickled function's copies will not"
+                    )
+                    if strategy == "raise":
+                        raise ValueError(msg)
+                    warnings.warn(msg, stacklevel=3)
 
     def __setstate__(self, state: dict) -> None:
         maker = state["maker"]

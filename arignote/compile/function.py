@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from arignote.compile.io import In, Out, SymbolicInput, SymbolicOutput
-from arignote.compile.maker import FunctionMaker, UnusedInputError
+from arignote.compile.maker import UnusedInputError
+from arignote.compile.mode import get_mode
 from arignote.compile.rebuild import _pairs, rebuild_collect_shared
 from arignote.graph.basic import Variable
 from arignote.graph.shared import SharedVariable
@@ -99,8 +100,10 @@ def function(
     # Compiling allocates many objects and drops replaced nodes in reference cycles: with
     # the collector paused through all of it (not per step), the whole heap is swept once
     # after, not once per step that paused it.
+    mode = get_mode(mode)
     with gc_paused():
-        maker = FunctionMaker(
+        # (a mode may compile with a FunctionMaker of its own)
+        maker = mode.function_maker(
             ins,
             out_list,
             mode=mode,
@@ -114,9 +117,9 @@ def function(
             profile=profile,
             on_unused_input=on_unused_input,
             output_kind=out_kind,
+            trust_input=trust_input,
         )
         fn = maker.create()
-    fn.trust_input = trust_input
     return fn
 
 

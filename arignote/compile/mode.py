@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from arignote.compile.debug.dump import PrintCurrentFunctionGraph
 from arignote.configdefaults import config
@@ -348,8 +348,23 @@ class Mode:
     optimizer: Any = "fast_run"
     name: str = "Mode"
 
+    #: the FunctionMaker class ``function()`` compiles with in this mode (set by
+    #: :mod:`arignote.compile.maker`, which this module is below)
+    function_maker: ClassVar[type]
+
     def __post_init__(self) -> None:
-        linker = self.linker
+        linker, query = self.get_linker_optimizer(self.linker, self.optimizer)
+        object.__setattr__(self, "linker", linker)
+        object.__setattr__(self, "optimizer", query)
+        # seconds spent in profiled calls of functions compiled in this mode (the mode is
+        # frozen: only its fields are; this counter is not one, nor part of its equality)
+        object.__setattr__(self, "call_time", 0.0)
+
+    @staticmethod
+    def get_linker_optimizer(linker: Any, optimizer: Any) -> tuple[Any, RewriteQuery]:
+        """The linker and the rewrite query that ``linker`` and ``optimizer`` name (as
+        :class:`Mode` takes them: names, or a linker object and a query); a ValueError names
+        an unknown one."""
         if linker is None:
             linker = VMLinker()
         elif isinstance(linker, str):
@@ -359,17 +374,23 @@ class Mode:
                 raise ValueError(f"Unknown linker {linker!r}; known: {sorted(predefined_linkers)}")
             else:
                 linker = predefined_linkers[linker]
-        object.__setattr__(self, "linker", linker)
-        opt = self.optimizer
-        if isinstance(opt, RewriteQuery):
-            query = opt
-        elif isinstance(opt, RewriteDatabaseQuery):
-            query = RewriteQuery.from_database_query(opt)
-        elif opt in _OPTIMIZERS:
-            query = _OPTIMIZERS[opt]
+        if isinstance(optimizer, RewriteQuery):
+            query = optimizer
+        elif isinstance(optimizer, RewriteDatabaseQuery):
+            query = RewriteQuery.from_database_query(optimizer)
+        elif isinstance(optimizer, str | None) and optimizer in _OPTIMIZERS:
+            query = _OPTIMIZERS[optimizer]
         else:
-            raise ValueError(f"Unknown optimizer {opt!r}; known: {[k for k in _OPTIMIZERS if k]}")
-        object.__setattr__(self, "optimizer", query)
+            raise ValueError(f"Unknown optimizer {optimizer!r}; known: {[k for k in _OPTIMIZERS if k]}")
+        return linker, query
+
+    def _add_call_time(self, seconds: float) -> None:
+        object.__setattr__(self, "call_time", self.call_time + seconds)
+
+    @property
+    def optdb(self) -> Any:
+        """The database of rewrites this mode's query selects from (:data:`optdb`)."""
+        return optdb
 
     @property
     def query(self) -> RewriteQuery:

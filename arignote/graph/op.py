@@ -32,7 +32,7 @@ from typing import Any
 
 from arignote.graph.basic import Apply, Variable
 from arignote.graph.null_type import disconnected_type
-from arignote.graph.utils import MetaObject
+from arignote.graph.utils import MetaObject, add_tag_trace
 
 __all__ = [
     "BasicThunkType",
@@ -98,6 +98,9 @@ class Op(MetaObject):
     itypes: Sequence | None = None
     #: output Types of a simple Op
     otypes: Sequence | None = None
+    #: records the caller's stack on a Variable's or Apply's ``tag.trace``
+    #: (:func:`arignote.graph.utils.add_tag_trace`), for Ops that build nodes by hand
+    add_tag_trace = staticmethod(add_tag_trace)
 
     # -- building -------------------------------------------------------------------------
 
@@ -441,7 +444,9 @@ def node_connection_pattern(node: Apply) -> list[list[bool]] | None:
     one row per input of one entry per output, or ``None`` when the Op defines none (every
     input connected to every output)."""
     fn = getattr(node.op, "connection_pattern", None)
-    if fn is None:
+    # (an Op whose pattern is its scalar op's, as an Elemwise's, is read from there: None,
+    # all connected, when the scalar op has none, which the gradient's fast path takes)
+    if fn is None or getattr(fn, "from_scalar_op", False):
         fn = getattr(getattr(node.op, "scalar_op", None), "connection_pattern", None)
         if fn is None:
             return None

@@ -10,6 +10,7 @@ import contextlib
 import functools
 import math
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -260,9 +261,19 @@ class ScalarVariable(Variable):
 
     ndim = 0  # as a 0-d tensor's, so code can check ``x.ndim`` on scalars and tensors alike
 
+    #: makes the value of :attr:`shape`, a tensor: set by :mod:`arignote.tensor.variable` (the
+    #: layer above this one, always imported with arignote), as TensorType's classes are
+    _empty_shape: Callable[[], Variable]
+
     @property
     def dtype(self) -> str:
         return self.type.dtype
+
+    @property
+    def shape(self) -> Variable:
+        """The symbolic shape, as a 0-d tensor's: a constant empty int64 vector (so code that
+        reads ``x.shape`` works on scalars and tensors alike)."""
+        return self._empty_shape()
 
     def astype(self, dtype: Any) -> ScalarVariable:
         return self._op("cast", self, dtype)

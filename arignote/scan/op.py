@@ -269,6 +269,50 @@ class Scan(Op, HasInnerGraph):
         checked = _filter_inputs(self, inputs, types)
         return Apply(self, [n_steps, *checked], [t() for t in self.outer_output_types()])
 
+    # -- the layout, by role (PyTensor's names; see ScanInfo for arignote's layout) -------------
+
+    @property
+    def n_outer_inputs(self) -> int:
+        """How many inputs a node of this Op has: ``n_steps``, the sequences, one initial value
+        per recurrent output, the non-sequences."""
+        info = self.info
+        return 1 + info.n_seqs + info.n_rec + info.n_non_seqs
+
+    @property
+    def n_outer_outputs(self) -> int:
+        """How many outputs a node of this Op has: the recurrent ones, then the nit-sot ones."""
+        return self.info.n_outer_outputs
+
+    def inner_seqs(self, list_inputs: Sequence[Variable]) -> list[Variable]:
+        """The sequences' taps among inner inputs ``list_inputs`` (one per tap, in order)."""
+        n = sum(len(t) for t in self.info.seq_taps)
+        return list(_checked_len(list_inputs, len(self.inner_inputs), "inner inputs")[:n])
+
+    def outer_seqs(self, list_inputs: Sequence[Variable]) -> list[Variable]:
+        """The sequences among a node's inputs ``list_inputs``."""
+        return list(_checked_len(list_inputs, self.n_outer_inputs, "outer inputs")[1 : 1 + self.info.n_seqs])
+
+    def inner_non_seqs(self, list_inputs: Sequence[Variable]) -> list[Variable]:
+        """The non-sequences among inner inputs ``list_inputs``."""
+        list_inputs = _checked_len(list_inputs, len(self.inner_inputs), "inner inputs")
+        return list(list_inputs[len(list_inputs) - self.info.n_non_seqs :])
+
+    def outer_non_seqs(self, list_inputs: Sequence[Variable]) -> list[Variable]:
+        """The non-sequences among a node's inputs ``list_inputs``."""
+        list_inputs = _checked_len(list_inputs, self.n_outer_inputs, "outer inputs")
+        return list(list_inputs[len(list_inputs) - self.info.n_non_seqs :])
+
+    def inner_nitsot_outs(self, list_outputs: Sequence[Variable]) -> list[Variable]:
+        """The per-step values of the nit-sot outputs among inner outputs ``list_outputs``."""
+        info = self.info
+        list_outputs = _checked_len(list_outputs, len(self.inner_outputs), "inner outputs")
+        return list(list_outputs[info.n_rec : info.n_rec + info.n_nit_sot])
+
+    def outer_nitsot_outs(self, list_outputs: Sequence[Variable]) -> list[Variable]:
+        """The nit-sot outputs (one row per step) among a node's outputs ``list_outputs``."""
+        list_outputs = _checked_len(list_outputs, self.n_outer_outputs, "outer outputs")
+        return list(list_outputs[self.info.n_rec :])
+
     # -- running --------------------------------------------------------------------------------
 
     def n_effective(self, n_steps: int, seqs: Sequence[np.ndarray]) -> int:
@@ -600,3 +644,10 @@ def _loop_cost_note(node: Apply, context: Any) -> str | None:
     if not s["steps"]:
         return None
     return f"[{s['steps']} steps, {s['seconds'] / s['steps'] * 1e6:.2f} us/step]"
+
+
+def _checked_len(items: Sequence[Any], expected: int, what: str) -> Sequence[Any]:
+    """``items``, when it has the ``expected`` length of a Scan's ``what``; else a ValueError."""
+    if len(items) != expected:
+        raise ValueError(f"Expected the {expected} {what} of this Scan, got {len(items)}")
+    return items

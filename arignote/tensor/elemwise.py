@@ -99,6 +99,34 @@ class Elemwise(Op):
     def name(self) -> str:
         return self._name or str(self)
 
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """Which outputs each input is connected to: the scalar op's pattern when it has one
+        (``second``'s first input is not), else every input to every output."""
+        pattern = getattr(self.scalar_op, "connection_pattern", None)
+        if pattern is not None:
+            return pattern(node)
+        return [[True] * len(node.outputs) for _ in node.inputs]
+
+    connection_pattern.from_scalar_op = True  # (see graph.op.node_connection_pattern)
+
+    def make_scalar_node(self, *inputs: Any) -> Apply:
+        """The node of :attr:`scalar_op` on one scalar of each input's dtype: what an element of
+        the outputs is computed by (``inputs``: tensors, or anything ``as_tensor_variable``
+        takes)."""
+        inputs = [as_tensor(i) for i in inputs]
+        return self.scalar_op.make_node(*(get_scalar_type(i.type.dtype)() for i in inputs))
+
+    def get_output_info(self, *inputs: Any) -> tuple[list[str], list[tuple[int | None, ...]], list[Variable]]:
+        """``(dtypes, static shapes, inputs)`` of the node this Op makes from ``inputs``: each
+        output's dtype and static shape, and the inputs left-padded with broadcastable axes
+        to the outputs' number of dimensions. Raises as :meth:`make_node` does (a TypeError
+        for a wrong number of inputs or an impossible in-place pattern, a ValueError for
+        static lengths that do not broadcast)."""
+        inputs = [as_tensor(i) for i in inputs]
+        pads, out_types = self._plan(inputs)
+        padded = [inp if pad is None else pad(inp) for inp, pad in zip(inputs, pads)]
+        return [t.dtype for t in out_types], [t.shape for t in out_types], padded
+
     def outer(self, x: Any, y: Any) -> Any:
         """This binary op applied to every pair of an element of ``x`` and one of ``y``, as
         NumPy's ``ufunc.outer``: the result's shape is ``x.shape + y.shape``.
@@ -300,6 +328,17 @@ class DimShuffle(Op):
         self.is_expand_dims = not self.drop and kept == sorted(kept) and bool(self.augment)
         self.is_squeeze = not self.augment and kept == sorted(kept) and bool(self.drop)
         self.is_left_expand_dims = self.is_expand_dims and self.augment == list(range(len(self.augment)))
+        # new axes only after all of the input's, kept in order: x[..., None, None]
+        self.is_right_expand_dims = self.is_expand_dims and self.new_order[:input_ndim] == tuple(
+            range(input_ndim)
+        )
+        # the last two axes swapped, the others kept in order, maybe after new leading axes
+        # (the pattern of .mT, which rewrites of matrix products look for)
+        swapped_last = (*range(input_ndim - 2), input_ndim - 1, input_ndim - 2)
+        self.is_left_expanded_matrix_transpose = (
+            input_ndim >= 2 and self.new_order[len(self.augment) :] == swapped_last
+        )
+        self.is_matrix_transpose = self.is_left_expanded_matrix_transpose and not self.augment
 
     def make_node(self, x: Any) -> Apply:
         x = as_tensor(x)

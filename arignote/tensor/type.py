@@ -429,6 +429,11 @@ class TensorType(Type, HasDataType, HasShape):
     def scalar_type(self) -> Any:
         return get_scalar_type(self.dtype)
 
+    def to_scalar_type(self) -> Any:
+        """The :class:`~arignote.scalar.type.ScalarType` of this Type's elements (PyTensor's
+        name; :meth:`scalar_type` is the same)."""
+        return get_scalar_type(self.dtype)
+
 
 def _fmt_shape(shape: tuple) -> str:
     return (

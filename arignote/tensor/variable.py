@@ -7,12 +7,13 @@ symbolic value as a Python bool (``if x:``) is an error.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from arignote.graph.basic import Constant, Variable
-from arignote.scalar.type import constant
+from arignote.scalar.type import ScalarVariable, constant
 from arignote.tensor import ufuncs
 from arignote.tensor.alloc import ones_like, zeros_like
 from arignote.tensor.alloc import repeat as _repeat
@@ -448,14 +449,6 @@ class _tensor_py_operators:
     def imag(self) -> Any:
         return _imag(self)
 
-    def __getattr__(self, name: str) -> Any:
-        # Unary math methods (x.exp(), x.log(), ...) come from arignote.tensor.ufuncs, so the
-        # list of them cannot drift from the functions themselves.
-        if name in _UNARY_METHODS:
-            fn = getattr(ufuncs, name)
-            return lambda: fn(self)
-        raise AttributeError(f"{type(self).__name__} object has no attribute {name!r}")
-
 
 _UNARY_METHODS = frozenset(
     [
@@ -500,6 +493,27 @@ _UNARY_METHODS = frozenset(
         "psi",
     ]
 )
+
+
+def _unary_method(name: str) -> Callable[[Any], Any]:
+    """The method ``x.<name>()``: ``arignote.tensor.<name>(x)``."""
+    fn = getattr(ufuncs, name)
+
+    def method(self: Any) -> Any:
+        return fn(self)
+
+    method.__name__ = name
+    method.__qualname__ = f"_tensor_py_operators.{name}"
+    method.__doc__ = f"``arignote.tensor.{name}`` of this tensor, element by element."
+    return method
+
+
+# Real methods made from the list (rather than a __getattr__ hook) so that dir(), help() and
+# tab completion show them, as they show PyTensor's; the list cannot drift from the functions.
+for _name in sorted(_UNARY_METHODS):
+    if _name not in vars(_tensor_py_operators):
+        setattr(_tensor_py_operators, _name, _unary_method(_name))
+del _name
 
 
 class TensorVariable(_tensor_py_operators, Variable):
@@ -580,3 +594,12 @@ def _elide(text: str) -> str:
 
 TensorType.variable_type = TensorVariable
 TensorType.constant_type = TensorConstant
+
+
+def _empty_shape() -> TensorConstant:
+    """The shape of a scalar Variable: an empty int64 vector (a fresh constant, as any)."""
+    return TensorConstant(TensorType("int64", shape=(0,)), np.empty(0, dtype=np.int64))
+
+
+# (the scalar layer, below this one, cannot build a tensor itself)
+ScalarVariable._empty_shape = staticmethod(_empty_shape)

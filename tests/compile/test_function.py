@@ -627,3 +627,111 @@ def test_pytensor_3_paths_of_function_and_unused_input_error():
     with pytest.raises(UnusedInputError, match="not needed"):
         maker_function([x, y], x * 2)
     assert maker_function([x], x * 2)(3.0) == 6.0
+
+
+# -- PyTensor's attributes of Function and FunctionMaker --------------------------------------
+
+
+def test_function_outputs_unpack_single_and_return_none(xy):
+    x, y = xy
+    single = function([x], 2 * x)
+    assert single.unpack_single and not single.return_none
+    assert [type(o) for o in single.outputs] == [Out] and single.outputs[0].variable.owner is not None
+    assert float(single(3.0)) == 6.0
+    many = function([x, y], [x + y, Out(x * y, borrow=True)])
+    assert not many.unpack_single and [o.borrow for o in many.outputs] == [False, True]
+    assert many(2.0, 3.0) == [5.0, 6.0]
+    # no outputs: function() returns [] (as PyTensor's); a maker given None returns None
+    acc = shared(np.float64(0.0))
+    assert function([x], None, updates={acc: acc + x})(1.0) == []
+    from arignote.compile.maker import FunctionMaker
+
+    f = FunctionMaker([x], None, updates={acc: acc + x}).create()
+    assert f.return_none and f(2.0) is None and float(acc.get_value()) == 3.0
+
+
+def test_function_maker_takes_pytensor_style_arguments(xy):
+    from arignote.compile.maker import FunctionMaker
+
+    x, y = xy
+    acc = shared(np.float64(1.0), name="acc")
+    maker = FunctionMaker([x, (y, y + 1)], x * acc, mode=PLAIN, updates={acc: acc * 2}, trust_input=True)
+    assert maker.unpack_single and not maker.return_none and maker.trust_input
+    assert maker.on_unused_input == config.on_unused_input
+    assert maker.function_class is Function and maker.linker is maker.mode.linker
+    expanded = maker.expanded_inputs
+    assert [i.variable for i in expanded] == [x, y, acc]
+    assert expanded[2].implicit and expanded[2].update is not None
+    assert maker.required == [True, True, False]
+    f = maker.create()
+    assert f.trust_input and isinstance(f, Function)
+    assert float(f(np.float64(3.0), np.float64(0.0))) == 3.0
+    assert float(acc.get_value()) == 2.0
+    assert Mode().function_maker is FunctionMaker
+
+
+def test_function_maker_wraps_and_checks_inputs(xy):
+    from arignote.compile.maker import FunctionMaker
+
+    x, y = xy
+    assert FunctionMaker.wrap_in(x).variable is x
+    assert FunctionMaker.wrap_in((x, x + 1)).update is not None
+    assert FunctionMaker.wrap_out(x).variable is x
+    with pytest.raises(TypeError, match="pair must be"):
+        FunctionMaker.wrap_in((x, y, x))
+    with pytest.raises(TypeError, match="must be a Variable, an In"):
+        FunctionMaker.wrap_in(3)
+    with pytest.raises(TypeError, match="must be a Variable or an Out"):
+        FunctionMaker.wrap_out("y")
+    ins, outs = [In(x), In(y)], [Out(x * 2)]
+    with pytest.raises(UnusedInputError, match="input 1"):
+        FunctionMaker.check_unused_inputs(ins, outs, "raise")
+    with pytest.warns(UserWarning, match="input 1"):
+        FunctionMaker.check_unused_inputs(ins, outs, "warn")
+    FunctionMaker.check_unused_inputs(ins, outs, "ignore")
+    with pytest.raises(ValueError, match="on_unused_input"):
+        FunctionMaker.check_unused_inputs(ins, outs, "loud")
+
+
+def test_function_maker_create_and_prepare_fgraph(xy):
+    from arignote.compile.maker import FunctionMaker
+
+    x, y = xy
+    z = pt.dvector("z")
+    doubled = z * 2
+    fgraph, updates = FunctionMaker.create_fgraph([In(x), In(z, update=doubled)], [Out(pt.exp(x) * 1)])
+    assert len(fgraph.outputs) == 2 and fgraph.update_mapping == {1: 1}
+    # (root inputs only: the graph is not copied)
+    assert len(updates) == 1 and updates[0].variable is doubled is fgraph.outputs[1]
+    assert FunctionMaker.create_fgraph([In(x)], [Out(x + 1)], force_clone=True)[0].inputs[0] is not x
+    FunctionMaker.prepare_fgraph([], [], [], fgraph, "FAST_RUN", None)
+    assert not any(  # the multiplication by one was rewritten away
+        n.op == pt.mul and any(getattr(i, "data", None) == 1 for i in n.inputs) for n in fgraph.apply_nodes
+    )
+    inplace = pt.exp(x).owner.op.__class__(pt.exp.scalar_op, {0: 0})(x)
+    with pytest.raises(TypeError, match="in-place operation"):
+        FunctionMaker.create_fgraph([In(x)], [Out(inplace)])
+    fgraph, _ = FunctionMaker.create_fgraph([In(x)], [Out(inplace)], accept_inplace=True)
+    assert fgraph.outputs[0].owner.op.destroy_map == {0: [0]}
+
+
+def test_pickling_a_function_with_aliased_values_warns_or_raises():
+    import pickle
+
+    base = np.arange(6.0)
+    a = shared(base, borrow=True, name="a")
+    b = shared(base[2:], borrow=True, name="b")
+    f = function([], a.sum() + b.sum())
+    with pytest.warns(UserWarning, match="share memory"):
+        g = pickle.loads(pickle.dumps(f))
+    assert float(g()) == base.sum() + base[2:].sum()
+    f.pickle_aliased_memory_strategy = "raise"
+    with pytest.raises(ValueError, match="a.*b.*share memory"):
+        pickle.dumps(f)
+    f.pickle_aliased_memory_strategy = "ignore"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pickle.dumps(f)
+    f.pickle_aliased_memory_strategy = "sometimes"
+    with pytest.raises(ValueError, match="pickle_aliased_memory_strategy"):
+        pickle.dumps(f)

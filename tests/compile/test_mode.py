@@ -350,3 +350,25 @@ def test_register_refuses_what_is_not_a_rewriter_and_position():
         mode.register((lambda fg: None, 1))
     with pytest.raises(TypeError, match="must be a number"):
         mode.register((mode_module.MergeOptimizer(), "late"))
+
+
+def test_get_linker_optimizer_resolves_names():
+    linker, query = Mode.get_linker_optimizer("py", "fast_run")
+    assert isinstance(linker, VMLinker) and query == Mode(linker="py").query
+    assert Mode.get_linker_optimizer(linker, query) == (linker, query)
+    with pytest.raises(ValueError, match="Unknown linker 'c'"):
+        Mode.get_linker_optimizer("c", "fast_run")
+    with pytest.raises(ValueError, match="Unknown optimizer 'fastest'"):
+        Mode.get_linker_optimizer("py", "fastest")
+
+
+def test_mode_optdb_and_call_time():
+    mode = Mode(linker="py", optimizer="fast_run")
+    assert mode.optdb is mode_module.optdb and "canonicalize" in mode.optdb
+    assert mode.call_time == 0.0
+    x = pt.dvector("x")
+    f = function([x], x * 2, mode=mode, profile=True)
+    f(np.ones(3))
+    f(np.ones(3))
+    assert 0.0 < mode.call_time <= f.profile.fct_call_time + 1e-9
+    assert mode == Mode(linker="py", optimizer="fast_run")  # the counter is no part of equality

@@ -958,3 +958,12 @@ def test_io_connection_pattern_follows_each_node_connection_pattern():
     assert is_thunk_type(thunk) is thunk
     with pytest.raises(TypeError, match="callable"):
         is_thunk_type(3)
+
+
+def test_add_tag_trace_records_the_callers_line():
+    v = Variable(integer)
+    assert Op.add_tag_trace(v) is v
+    (frame,) = v.tag.trace[-1][-1:]
+    assert frame[0] == __file__ and frame[2] == "test_add_tag_trace_records_the_callers_line"
+    with pytest.raises(TypeError, match="needs a Variable or an Apply"):
+        Op.add_tag_trace(3)

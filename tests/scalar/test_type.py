@@ -621,3 +621,11 @@ def test_scalar_variable_tensor_like_methods():
     got = [o.eval({y: 2.7}) for o in outs]
     assert [np.asarray(g).dtype for g in got] == ["int8", "float64", "int32"]
     assert [np.asarray(g).item() for g in got] == [2, 0.0, 1]
+
+
+def test_scalar_variable_shape_is_an_empty_int64_vector():
+    s = ps.float64("s")
+    shape = s.shape
+    assert shape.type.dtype == "int64" and shape.type.shape == (0,)
+    np.testing.assert_array_equal(shape.eval(), np.zeros(0, dtype=np.int64))
+    assert tuple(shape.eval()) == np.shape(np.float64(1.0))  # NumPy's shape of a scalar: ()

@@ -340,3 +340,37 @@ def test_the_same_variable_returned_twice():
     out = arignote.function([q], [u, v])(np.arange(3.0))
     np.testing.assert_allclose(out[0], [0.0, 2.0, 4.0])
     np.testing.assert_allclose(out[1], [0.0, 2.0, 4.0])
+
+
+def test_scan_op_splits_inputs_and_outputs_by_role():
+    from arignote.scan.op import Scan
+
+    seq, x0, w = pt.dmatrix("seq"), pt.dvector("x0"), pt.dscalar("w")
+    rec, tot = arignote.scan(
+        lambda s, r, w: (s * w + r, r.sum()),
+        sequences=[seq],
+        outputs_info=[x0, None],
+        non_sequences=[w],
+        return_updates=False,
+    )
+    node = rec.owner
+    while not isinstance(node.op, Scan):
+        node = node.inputs[0].owner
+    op = node.op
+    assert (op.n_outer_inputs, op.n_outer_outputs) == (len(node.inputs), len(node.outputs)) == (4, 2)
+    assert op.outer_seqs(node.inputs) == [seq] and op.outer_non_seqs(node.inputs) == [w]
+    assert op.outer_nitsot_outs(node.outputs) == [node.outputs[1]]
+    (s_t,) = op.inner_seqs(op.inner_inputs)
+    (w_in,) = op.inner_non_seqs(op.inner_inputs)
+    (total,) = op.inner_nitsot_outs(op.inner_outputs)
+    assert s_t.type.ndim == 1 and w_in.type.ndim == 0 and total.type.ndim == 0
+    with pytest.raises(ValueError, match="Expected the 4 outer inputs"):
+        op.outer_seqs(node.inputs[:2])
+    # the roles agree with the values NumPy computes for the loop
+    s, x, wv = np.arange(6.0).reshape(3, 2), np.array([1.0, -1.0]), 2.0
+    got_rec, got_tot = arignote.function([seq, x0, w], [rec, tot])(s, x, wv)
+    states = [x]
+    for row in s:
+        states.append(row * wv + states[-1])
+    np.testing.assert_allclose(got_rec, states[1:])
+    np.testing.assert_allclose(got_tot, [st.sum() for st in states[:-1]])

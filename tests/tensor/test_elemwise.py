@@ -571,3 +571,67 @@ def test_outer_matches_numpys_ufunc_outer(op, ufunc):
 def test_outer_of_a_unary_op_is_refused():
     with pytest.raises(NotImplementedError, match="Exp.outer needs a binary op"):
         pt.exp.outer(pt.dvector("x"), pt.dvector("y"))
+
+
+# -- node typing helpers and connection pattern ---------------------------------------------
+
+
+def test_get_output_info_gives_the_nodes_dtypes_shapes_and_padded_inputs():
+    x = pt.tensor("x", dtype="float32", shape=(None, 3))
+    v = pt.tensor("v", dtype="int16", shape=(3,))
+    op = pt.add
+    dtypes, shapes, inputs = op.get_output_info(x, v)
+    node = op.make_node(x, v)
+    assert dtypes == [o.type.dtype for o in node.outputs]
+    assert dtypes == [np.result_type(np.float32, np.int16).name]
+    assert shapes == [o.type.shape for o in node.outputs] == [(None, 3)]
+    assert inputs[0] is x and inputs[1].type.shape == (1, 3)
+    with pytest.raises(ValueError):
+        op.get_output_info(x, pt.tensor("w", shape=(4,)))
+
+
+def test_make_scalar_node_works_on_one_element_of_each_input():
+    op = pt.mul
+    node = op.make_scalar_node(pt.dmatrix("a"), pt.ivector("b"))
+    assert node.op == op.scalar_op
+    assert [i.type.dtype for i in node.inputs] == ["float64", "int32"]
+    assert node.outputs[0].type.dtype == "float64"
+
+
+def test_connection_pattern_follows_the_scalar_op():
+    x, y = pt.dmatrix("x"), pt.dmatrix("y")
+    node = (x + y).owner
+    assert node.op.connection_pattern(node) == [[True], [True]]
+    node = pt.second(x, y).owner  # fill: the values of its first input are not used
+    assert node.op.connection_pattern(node) == [[False], [True]]
+
+
+@pytest.mark.parametrize(
+    "ndim, order, matrix_t, left_expanded_t, right_expand",
+    [
+        (2, (1, 0), True, True, False),
+        (3, (0, 2, 1), True, True, False),
+        (2, ("x", 1, 0), False, True, False),
+        (3, (1, 0, 2), False, False, False),
+        (2, (0, 1, "x"), False, False, True),
+        (1, (0, "x", "x"), False, False, True),
+        (2, ("x", 0, 1), False, False, False),
+    ],
+)
+def test_dimshuffle_classifies_transposes_and_expansions(
+    ndim, order, matrix_t, left_expanded_t, right_expand
+):
+    op = DimShuffle(input_ndim=ndim, new_order=order)
+    assert (op.is_matrix_transpose, op.is_left_expanded_matrix_transpose, op.is_right_expand_dims) == (
+        matrix_t,
+        left_expanded_t,
+        right_expand,
+    )
+    # NumPy: the same axes moved as np.transpose/np.expand_dims would
+    value = np.arange(np.prod(range(2, 2 + ndim))).reshape(range(2, 2 + ndim))
+    kept = [d for d in order if d != "x"]
+    expected = np.expand_dims(value.transpose(kept), [i for i, d in enumerate(order) if d == "x"])
+    out = op(pt.as_tensor_variable(value)).eval()
+    np.testing.assert_array_equal(out, expected)
+    if matrix_t:
+        np.testing.assert_array_equal(out, np.swapaxes(value, -1, -2))

@@ -735,3 +735,8 @@ class TestConstructors:
     def test_matrix_plural_is_matrices(self):
         assert hasattr(pt, "dmatrices")
         assert not hasattr(pt, "dmatrixs")
+
+
+def test_to_scalar_type_is_the_element_type():
+    assert TensorType("float32", shape=(None, 3)).to_scalar_type().dtype == "float32"
+    assert TensorType("int8", shape=()).to_scalar_type() == TensorType("int8", shape=()).scalar_type()

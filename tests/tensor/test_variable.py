@@ -829,3 +829,36 @@ class TestMoreMethods:
         value = pt.constant(np.ones(2)).unique_value
         with pytest.raises((ValueError, TypeError)):
             value[...] = 2.0  # read-only
+
+
+# -- NumPy-named unary methods (x.exp(), ...) ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, x",
+    [
+        ("exp", [0.5, -1.0]),
+        ("log1p", [0.5, 2.0]),
+        ("arccos", [0.5, -0.25]),
+        ("arctanh", [0.5, -0.25]),
+        ("trunc", [1.7, -1.7]),
+        ("deg2rad", [180.0, 90.0]),
+        ("rad2deg", [np.pi, 1.0]),
+        ("exp2", [3.0, -1.0]),
+    ],
+)
+def test_unary_methods_compute_as_numpy(name, x):
+    v = pt.dvector("v")
+    method = getattr(v, name)
+    assert method.__name__ == name and name in dir(v)  # a real method, listed by dir()
+    np.testing.assert_allclose(method().eval({v: np.array(x)}), getattr(np, name)(np.array(x)))
+
+
+def test_unary_methods_on_constants_and_shared():
+    import arignote
+
+    data = np.array([0.25, 4.0])
+    np.testing.assert_allclose(pt.constant(data).sqrt().eval(), np.sqrt(data))
+    np.testing.assert_allclose(arignote.shared(data).log10().eval(), np.log10(data))
+    with pytest.raises(AttributeError, match="no attribute 'expp'"):
+        pt.dvector().expp  # (a misspelt name is still an AttributeError)

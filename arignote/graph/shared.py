@@ -46,12 +46,12 @@ class SharedVariable(Variable):
 
     def __init__(
         self,
-        name: str | None,
         type: Type,
         value: Any,
         strict: bool,
         allow_downcast: bool | None = None,
         container: Container | None = None,
+        name: str | None = None,
     ):
         super().__init__(type, None, None, name)
         self._site = user_frame_site()  # where it was made: for messages about an unnamed one

@@ -336,3 +336,14 @@ def test_collect_new_shareds_collects_what_shared_creates_inside():
     assert inner == [b]
     assert [v.name for v in outer] == ["a", "c"] and outer[0] is a and outer[1] is c
     assert before not in outer and after not in outer
+
+
+def test_a_shared_variable_takes_pytensors_positional_arguments() -> None:
+    """``SharedVariable(type, value, strict, allow_downcast, container, name)``, in PyTensor 3's
+    order, for code that makes one by hand."""
+    w = TensorSharedVariable(TensorType("float64", shape=(None,)), np.arange(3.0), False, None, None, "w")
+    assert w.name == "w" and isinstance(w, SharedVariable)
+    np.testing.assert_array_equal(w.get_value(), [0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(function([], 2 * w)(), [0.0, 2.0, 4.0])
+    with pytest.raises(TypeError, match="either a container or a value"):
+        TensorSharedVariable(w.type, np.zeros(3), False, container=w.container)

@@ -222,13 +222,7 @@ class FunctionMaker:
         used = set(ancestors(roots, blockers=[i.variable for i in inputs]))
         for k, spec in enumerate(inputs):
             if spec.update is None and spec.variable not in used:
-                msg = (
-                    f"input {k} ({spec.variable}) is not needed to compute the outputs. Pass "
-                    "on_unused_input='warn' or 'ignore' if that is intended."
-                )
-                if policy == "raise":
-                    raise UnusedInputError(msg)
-                warnings.warn(msg, stacklevel=2)
+                _unused(f"input {k} ({spec.variable}) is", policy, stacklevel=3)
 
     @staticmethod
     def create_fgraph(
@@ -298,15 +292,8 @@ class FunctionMaker:
         if policy == "ignore" or not explicit:
             return
         for k, var in enumerate(explicit):
-            if used[k]:
-                continue
-            msg = (
-                f"function() was given input {k} ({var}), which is not needed to compute the "
-                "outputs. Pass on_unused_input='warn' or 'ignore' if that is intended."
-            )
-            if policy == "raise":
-                raise UnusedInputError(msg)
-            warnings.warn(msg, stacklevel=4)
+            if not used[k]:
+                _unused(f"function() was given input {k} ({var}), which is", policy, stacklevel=5)
 
     def _check_inplace(self) -> None:
         if self.accept_inplace:
@@ -399,3 +386,11 @@ def _pairs_with(givens: Any, cuts: dict) -> Any:
     if not cuts:
         return givens
     return [*_pairs(givens, "givens"), *cuts.items()]
+
+
+def _unused(what: str, policy: str, stacklevel: int) -> None:
+    """Raise or warn (``policy``) that an input (``what``: "input 0 (x) is") is not needed."""
+    msg = f"{what} not needed to compute the outputs. Pass on_unused_input='warn' or 'ignore' if that is intended."
+    if policy == "raise":
+        raise UnusedInputError(msg)
+    warnings.warn(msg, stacklevel=stacklevel)

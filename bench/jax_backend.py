@@ -410,7 +410,7 @@ def _xla_call(runner: Any) -> Callable[[], Any]:
     pairs = [(i, runner.donations[i]) for i in runner.donate_argnums]
 
     def xla_call() -> Any:
-        results = compiled(*args)
+        _, results = compiled(*args)  # (the program returns whether a check failed, first)
         for i, o in pairs:
             args[i] = results[o]
         return _block(results)

@@ -56,6 +56,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import checkify
 
 from arignote.compile.mode import JAX_EXCLUDED, Mode, RewriteQuery
 from arignote.graph.basic import Apply, Variable
@@ -66,7 +67,7 @@ from arignote.graph.utils import MetaObject
 from arignote.link.jax.dispatch.graph import JAXNodeError, funcify_fgraph
 from arignote.link.jax.dispatch.random import generator_to_key, key_to_generator
 from arignote.link.jax.dispatch.sparse.values import to_bcoo, to_scipy
-from arignote.link.jax.dispatch.static import host_error
+from arignote.link.jax.dispatch.static import functional_checks, host_error
 from arignote.scalar.type import ScalarType
 from arignote.sparse.type import SparseTensorType
 from arignote.tensor.random.type import RandomGeneratorType
@@ -225,6 +226,11 @@ class JAXRunner:
         self.donate_argnums: tuple[int, ...] = ()
         self._donated: frozenset[int] = frozenset()
         self._jitted: Callable | None = None
+        #: the error class of each check staged while tracing (see _checkified)
+        self._staged: list[type] = []
+        #: the program with its checks as host callbacks, which raise their own errors
+        #: (compiled when a staged check first fails: see _replay)
+        self._with_callbacks: Callable | None = None
         self._settled = False  # whether a call has traced successfully with the current argnums
         self._direct: Callable[[], list] | None = None  # see call_direct
         #: whether the program calls host code, which may fail while it runs (None: not yet
@@ -273,10 +279,32 @@ class JAXRunner:
             self.donate_argnums = () if self.static_argnums else tuple(sorted(self.donations))
             self._donated = frozenset(self.donate_argnums)
             self._traced_fn = self.traced_function()
+            self._staged = []
+            self._with_callbacks = None
             self._jitted = jax.jit(
-                self._traced_fn, static_argnums=self.static_argnums, donate_argnums=self.donate_argnums
+                _checkified(self._traced_fn, self.static_argnums, self._staged),
+                static_argnums=self.static_argnums,
+                donate_argnums=self.donate_argnums,
             )
         return self._jitted
+
+    def _replay(self, args: Sequence[Any]) -> None:
+        """A staged check failed: run the program again with its checks as host callbacks,
+        which raise the check's own error, the offending values in its message, as the other
+        backends do (compiled at the first failure)."""
+        if self._with_callbacks is None:
+            self._with_callbacks = jax.jit(self._traced_fn, static_argnums=self.static_argnums)
+        try:
+            jax.block_until_ready(self._with_callbacks(*args))
+        except jax.errors.JaxRuntimeError as err:
+            original = host_error(err)
+            if original is None:
+                raise
+            raise original from None
+        # (the replay computes what the program did, so it fails as it did; were it not to,
+        # the error of the checks', when they are all of one class)
+        classes = set(self._staged)
+        raise (classes.pop() if len(classes) == 1 else ValueError)("a check of the compiled program failed")
 
     # -- calling ----------------------------------------------------------------------------
 
@@ -336,7 +364,9 @@ class JAXRunner:
                         self.donations.clear()  # a failed call must leave the shared values
                         self._jitted = None
                         jitted = self._jit()
-                results = jitted(*args)
+                failed, results = jitted(*args)
+                if failed is not None and np.asarray(failed):
+                    self._replay(args)
                 if not self._settled or self._runs_host_code:
                     # off the CPU the program runs after the call returns, and failing host
                     # code fails it then: wait here, where its error is turned into its own
@@ -393,7 +423,7 @@ class JAXRunner:
         # (a program that runs host code may fail: its calls keep going through __call__,
         # which waits for it and raises the host code's own error)
         if self._settled and self._plain and self._jitted is not None and not self._runs_host_code:
-            program = self._jitted
+            program = _unpacked(self._jitted, self)
             if self._async_copies:
                 program = _starting_copies(program, self.host_outputs)
             self._direct = self._make_direct(program)
@@ -416,6 +446,64 @@ class JAXRunner:
         source = f"def run():\n    r = _jitted({', '.join(ins)})\n    return [{', '.join(outs)}]\n"
         exec(compile(source, "<arignote jax call>", "exec"), names)
         return names["run"]
+
+
+def _checkified(fn: Callable, static_argnums: tuple[int, ...], staged: list[type]) -> Callable:
+    """``fn`` returning ``(whether a check failed, its outputs)`` (None: it has no check), its
+    checks staged in the program
+    (:func:`~arignote.link.jax.dispatch.static.functional_checks`, which appends each check's
+    error class to ``staged``). Static arguments reach ``fn`` as the Python values
+    ``jax.jit`` gives (checkify would trace them)."""
+    static = frozenset(static_argnums)
+
+    def checked(*values: Any) -> Any:
+        fixed = {k: values[k] for k in static}
+
+        def run(*dynamic: Any) -> Any:
+            given = iter(dynamic)
+            with functional_checks(staged):
+                return fn(*(fixed[k] if k in fixed else next(given) for k in range(len(values))))
+
+        before = len(staged)
+        try:
+            error, outputs = checkify.checkify(run, errors=checkify.user_checks)(
+                *(v for k, v in enumerate(values) if k not in static)
+            )
+        except (ValueError, NotImplementedError) as err:
+            if "checkify" not in str(err).lower():
+                raise
+            # a construct checkify cannot carry its checks through (a vmap of a while loop,
+            # as in some of jax.scipy's special functions): the checks stay host callbacks
+            del staged[before:]
+            return None, fn(*values)
+        # whether a check failed, as one boolean: the error's boolean leaves are its "failed"
+        # flags (its others, the failed check's code, are not needed: the replay raises the
+        # check's own error), and reading one boolean costs 1 µs where error.get() costs 6
+        flags = [leaf for leaf in jax.tree.leaves(error) if leaf.dtype == bool]
+        if len(staged) == before or not flags:
+            return None, outputs  # (no check: no output more)
+        return jnp.any(jnp.stack(flags)), outputs
+
+    return checked
+
+
+def _unpacked(jitted: Callable, runner: JAXRunner) -> Callable:
+    """The outputs of ``jitted`` (a :func:`_checkified` program), raising a failed check's
+    own error (:meth:`JAXRunner._replay`)."""
+    if not runner._staged:
+
+        def program(*args: Any) -> Any:
+            return jitted(*args)[1]
+
+        return program
+
+    def checked_program(*args: Any) -> Any:
+        failed, results = jitted(*args)
+        if failed is not None and np.asarray(failed):  # (1 µs, where bool() of a JAX array takes 4)
+            runner._replay(args)
+        return results
+
+    return checked_program
 
 
 def _starting_copies(jitted: Callable, host_outputs: tuple[int, ...]) -> Callable:

@@ -75,3 +75,29 @@ def test_a_raised_check_leaves_no_failure_for_jaxs_exit() -> None:
         f(np.array([-1.0]))
     assert not jax_dispatch.runtime_tokens.output_runtime_tokens
     jax.effects_barrier()  # (nothing left to raise)
+
+
+def test_a_check_is_staged_in_the_program_not_a_host_callback() -> None:
+    """A compiled function's checks travel with its outputs (jax.experimental.checkify): no
+    host callback runs on a call (100 µs on a CPU, a wait for the device on a GPU), the
+    plain generated call is used, and a failed check still raises its own error, with the
+    offending values in the message; the same graph as a pure JAX function (jax_function,
+    traced by its user) keeps its checks as host callbacks."""
+    from arignote.link.jax import jax_function
+    from arignote.link.jax.linker import _may_fail
+
+    x = pt.dvector("x")
+    out = CheckAndRaise(ZeroDivisionError, "x has a zero")(x * 2.0, pt.all(pt.neq(x, 0)))
+    f = arignote.function([x], out, mode="JAX")
+    np.testing.assert_array_equal(f(np.array([1.0, 2.0])), [2.0, 4.0])
+    np.testing.assert_array_equal(f(np.array([3.0])), [6.0])
+    runner = f.vm
+    assert set(runner._staged) == {ZeroDivisionError}  # (one entry per trace: a shape each)
+    assert not _may_fail(runner._jitted.trace(*runner._args()).jaxpr.jaxpr)
+    assert f._plain is not None  # the generated call, with its check
+    for _ in range(2):
+        with pytest.raises(ZeroDivisionError, match="x has a zero"):
+            f(np.array([1.0, 0.0]))
+    np.testing.assert_array_equal(f(np.array([5.0])), [10.0])
+    pure = jax_function([out], [x])
+    assert _may_fail(jax.make_jaxpr(pure)(np.ones(2)).jaxpr)

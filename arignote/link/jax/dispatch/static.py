@@ -13,17 +13,19 @@ call fails with the message.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax._src import dispatch as jax_dispatch  # (runtime_tokens: see _forget_failed_effects)
+from jax.experimental import checkify
 
 from arignote.graph.basic import Apply, Constant, Variable
 from arignote.tensor.shape import Shape, Shape_i
@@ -37,6 +39,7 @@ __all__ = [
     "is_tracer",
     "raise_unless",
     "kept_errors",
+    "functional_checks",
     "host_error",
     "as_dtype",
 ]
@@ -183,10 +186,34 @@ def _forget_failed_effects() -> None:
         clear()
 
 
+#: the checks staged while tracing inside :func:`functional_checks` (per thread: a trace
+#: runs in its caller's thread); None outside it
+_STAGED = threading.local()
+
+
+@contextlib.contextmanager
+def functional_checks(staged: list[type]) -> Iterator[list[type]]:
+    """While a function is traced inside this context, :func:`raise_unless` stages its checks
+    with ``jax.experimental.checkify`` (the program returns whether each held, with its
+    outputs: nothing runs on the host) instead of host callbacks (a round trip to Python
+    per call, 100 µs on a CPU, and a wait for the device on a GPU). The function must be
+    traced under ``checkify.checkify``; ``staged`` receives each check's error class (its
+    index is in the check's message: ``"arignote check 3"``)."""
+    previous = getattr(_STAGED, "checks", None)
+    _STAGED.checks = staged
+    try:
+        yield staged
+    finally:
+        _STAGED.checks = previous
+
+
 def raise_unless(ok: Any, message: Callable[..., str] | str, *details: Any, error: type = ValueError) -> None:
     """Raise ``error(message)`` when the run-time boolean ``ok`` is false.
 
-    Outside ``jit`` it raises at once; inside, a host callback raises when the values arrive
+    Outside ``jit`` it raises at once. Inside, in a program the linker compiles
+    (:func:`functional_checks`), the program returns whether the check held and the call
+    raises this error when it did not; elsewhere (a function from ``jax_funcify`` or
+    ``jax_function``, traced by its user), a host callback raises when the values arrive
     (JAX fails the call, and the linker raises this error: :func:`host_error`).
     ``message`` may be a function of the ``details`` values (to show the offending values).
     """
@@ -198,6 +225,11 @@ def raise_unless(ok: Any, message: Callable[..., str] | str, *details: Any, erro
 
     if not is_tracer(ok) and not any(map(is_tracer, details)):
         check(np.asarray(ok), *(np.asarray(d) for d in details))
+        return
+    staged = getattr(_STAGED, "checks", None)
+    if staged is not None:
+        staged.append(error)
+        checkify.check(jnp.all(ok), f"arignote check {len(staged) - 1}")
         return
     jax.debug.callback(kept_errors(check), ok, *details)
 

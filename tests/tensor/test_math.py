@@ -761,6 +761,14 @@ def test_sum_dtype_and_acc_dtype_arguments() -> None:
         pt.sum(x, acc_dtype="float32")
     with pytest.raises(TypeError, match="precision would be lost"):
         pt.prod(pt.lvector("l"), acc_dtype="int32")
+    # a float accumulator for integers is accepted at any precision, as PyTensor's
+    big = tensor("int64", (3,), "big")
+    out = pt.sum(big, acc_dtype="float32")
+    assert out.dtype == "int64" and out.owner.op.acc_dtype == "float32"
+    values = np.array([2**24, 1, 1], "int64")
+    got = out.eval({big: values})
+    assert got.dtype == np.int64
+    assert got == values.sum(dtype=np.float32).astype(np.int64)
     assert str(pt.sum(x, axis=0, acc_dtype="float64").owner.op) == "Sum{axis=0}"
 
 

@@ -449,7 +449,6 @@ def build_cases(pt: Any) -> dict[str, Callable[[], Any]]:
             f"extra_ops.bincount(weights float32)({d})",
             lambda d=d: extra_ops.bincount(vec(d), weights=vec("float32")),
         )
-        add(f"extra_ops.to_one_hot({d})", lambda d=d: extra_ops.to_one_hot(vec(d), 4))
         add(f"extra_ops.unravel_index({d})", lambda d=d: list(extra_ops.unravel_index(vec(d), (2, 3))))
     add(
         "extra_ops.ravel_multi_index",

@@ -209,6 +209,12 @@ def test_float_tensor_index_is_an_error() -> None:
     x = pt.dvector("x")
     with pytest.raises(IndexError, match="dtype float64.*only integer and boolean"):
         x[pt.dscalar("f")]
+    # a TypeError too, as PyTensor raises, for code that catches that
+    for bad in [pt.dscalar("f"), pt.fvector("v"), pt.zvector("z")]:
+        with pytest.raises(TypeError, match="only integer and boolean"):
+            x[bad]
+        with pytest.raises(TypeError, match="only integer and boolean"):
+            pt.set_subtensor(x[bad], 1.0)
     with pytest.raises(TypeError, match="slice start in index 0 must be an integer"):
         x[pt.dscalar("f") :]
     with pytest.raises(TypeError, match="cannot index with 'a'"):

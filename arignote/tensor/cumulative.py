@@ -18,7 +18,7 @@ from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.elemwise import normalize_axis
 from arignote.tensor.reductions import sum as tensor_sum
 from arignote.tensor.shape import _grad_like, _zero_grad, flatten
-from arignote.tensor.ufuncs import eq, neq, switch
+from arignote.tensor.ufuncs import cast, eq, neq, switch
 
 __all__ = ["CumOp", "Flip", "cumprod", "cumsum", "diff"]
 
@@ -159,7 +159,8 @@ def _cumprod_pullback(
     discrete, and the gradient of this graph must not pass through a bitwise Op.
     """
     is_zero = eq(x, 0)
-    zeros_so_far = CumOp(axis, "add")(is_zero)
+    # counted in int64: a cumulative sum keeps its input's dtype (of a bool, a running or)
+    zeros_so_far = CumOp(axis, "add")(cast(is_zero, "int64"))
     before_first = eq(zeros_so_far, 0)
     first = eq(zeros_so_far * is_zero, 1)  # is the first zero of its slice
     x_one = switch(first, 1, x)

@@ -18,8 +18,7 @@ from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.elemwise import normalize_axis
 from arignote.tensor.reductions import sum as tensor_sum
 from arignote.tensor.shape import _grad_like, _zero_grad, flatten
-from arignote.tensor.type import TensorType
-from arignote.tensor.ufuncs import eq, neq, switch
+from arignote.tensor.ufuncs import cast, eq, neq, switch
 
 __all__ = ["CumOp", "Flip", "cumprod", "cumsum", "diff"]
 
@@ -40,19 +39,9 @@ def diff(x: Any, n: int = 1, axis: int = -1) -> Variable:
     return x
 
 
-def _cum_dtype(dtype: str) -> str:
-    """The dtype NumPy's cumsum/cumprod give: small ints accumulate in int64, unsigned
-    ints in uint64, everything else keeps its dtype."""
-    if dtype == "bool" or dtype in ("int8", "int16", "int32", "int64"):
-        return "int64"
-    if dtype in ("uint8", "uint16", "uint32", "uint64"):
-        return "uint64"
-    return dtype
-
-
 class CumOp(Op):
     """Cumulative sum (``mode="add"``) or product (``mode="mul"``) along a non-negative
-    ``axis``. Output dtypes follow NumPy (see :func:`cumsum`)."""
+    ``axis``. The output keeps the input's dtype (see :func:`cumsum`)."""
 
     __props__ = ("axis", "mode")
 
@@ -72,7 +61,7 @@ class CumOp(Op):
             raise np.exceptions.AxisError(
                 f"{self}: axis {self.axis} is out of bounds for {x} of Type {x.type}"
             )
-        return Apply(self, [x], [TensorType(_cum_dtype(x.type.dtype), x.type.shape)()])
+        return Apply(self, [x], [x.type()])
 
     def perform(self, node: Apply, inputs: Sequence[np.ndarray], output_storage: list[list[Any]]) -> None:
         (x,) = inputs
@@ -170,7 +159,8 @@ def _cumprod_pullback(
     discrete, and the gradient of this graph must not pass through a bitwise Op.
     """
     is_zero = eq(x, 0)
-    zeros_so_far = CumOp(axis, "add")(is_zero)
+    # counted in int64: a cumulative sum keeps its input's dtype (of a bool, a running or)
+    zeros_so_far = CumOp(axis, "add")(cast(is_zero, "int64"))
     before_first = eq(zeros_so_far, 0)
     first = eq(zeros_so_far * is_zero, 1)  # is the first zero of its slice
     x_one = switch(first, 1, x)
@@ -202,8 +192,9 @@ def _cum(x: Any, axis: Any, mode: str) -> Variable:
 
 
 def cumsum(x: Any, axis: int | None = None) -> Variable:
-    """Cumulative sum along ``axis`` (None: of the flattened tensor), like ``numpy.cumsum``:
-    bool and signed ints accumulate in int64, unsigned ints in uint64."""
+    """Cumulative sum along ``axis`` (None: of the flattened tensor), like ``numpy.cumsum``
+    with ``dtype=x.dtype``: the result keeps the input's dtype, as PyTensor's (an int8 sum
+    wraps around; a bool one is a running logical or). Cast first for a wider accumulator."""
     return _cum(x, axis, "add")
 
 

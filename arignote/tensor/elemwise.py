@@ -472,7 +472,18 @@ class CAReduce(Op):
                 op = copy.copy(self)
                 op.axis = axis
                 return op.make_node(x)
-        if self.acc_dtype is not None and upcast(x.type.dtype, self.acc_dtype) != self.acc_dtype:
+        # A float or complex accumulator for bool or integer input is accepted whatever its
+        # precision, as PyTensor's (the user asked for inexact sums); otherwise it must be an upcast.
+        discrete_in_continuous = (
+            self.acc_dtype is not None
+            and np.dtype(x.type.dtype).kind in "biu"
+            and np.dtype(self.acc_dtype).kind in "fc"
+        )
+        if (
+            self.acc_dtype is not None
+            and not discrete_in_continuous
+            and upcast(x.type.dtype, self.acc_dtype) != self.acc_dtype
+        ):
             raise TypeError(
                 f"{self}: cannot accumulate {x.type} in acc_dtype {self.acc_dtype}: precision would "
                 f"be lost; use an acc_dtype at least as precise as {x.type.dtype}, or dtype= to "

@@ -46,12 +46,11 @@ def median(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
 
     The middle value of the sorted elements, or the mean of the two middle ones for an
     even count. A slice holding NaN has a NaN median (as ``numpy.median``). The dtype is
-    that of ``x / 2.0`` (float32 for small integers, as PyTensor's). An empty axis is an
+    that of ``x / 2.0`` (float32 for small integers, as PyTensor's). Complex values are
+    ordered as NumPy sorts them (by real part, then imaginary part). An empty axis is an
     error at run time.
     """
     x = as_tensor_variable(x)
-    if x.type.dtype in complex_types:
-        raise TypeError(f"median: complex input has no order; got {x} of Type {x.type}")
     axes = normalize_axis(axis, x.type.ndim)
     axes = tuple(range(x.type.ndim)) if axes is None else tuple(axes)
     kept = [d for d in range(x.type.ndim) if d not in axes]

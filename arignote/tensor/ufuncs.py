@@ -239,7 +239,7 @@ rad2deg = Elemwise(ps.rad2deg)
 real = Elemwise(ps.real)
 imag = Elemwise(ps.imag)
 angle = Elemwise(ps.angle)
-conj = Elemwise(ps.conj)
+_conj = Elemwise(ps.conj)
 complex = Elemwise(ps.complex)
 complex_from_polar = Elemwise(ps.complex_from_polar)
 erf = Elemwise(ps.erf)
@@ -478,9 +478,13 @@ def sgn(a: Any) -> Variable:
 
 
 def conjugate(x: Any) -> Variable:
-    """The complex conjugate (``numpy.conjugate``); real input is returned unchanged in
-    value and dtype."""
-    return conj(x)
+    """The complex conjugate (``numpy.conjugate``); real input is returned itself, so its
+    dtype is kept (a bool stays bool, as PyTensor's, where NumPy's conj gives int8)."""
+    x = as_tensor_variable(x)
+    return _conj(x) if x.type.dtype.startswith("complex") else x
+
+
+conj = conjugate
 
 
 def nan_to_num(x: Any, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Variable:

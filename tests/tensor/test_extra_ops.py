@@ -44,18 +44,31 @@ def test_values_and_dtypes(fn, np_fn, dtype, shape, axis):
     x = pt.tensor("x", dtype=dtype, shape=(None,) * len(shape))
     out = fn(x, axis=axis)
     X = value(shape, dtype)
-    expected = np_fn(X, axis=axis)
-    assert out.type.dtype == expected.dtype.name
+    # The result keeps the input's dtype, as PyTensor's: NumPy's with dtype=x.dtype.
+    expected = np_fn(X, axis=axis, dtype=X.dtype)
+    assert out.type.dtype == dtype
     got = out.eval({x: X})
     assert got.dtype == expected.dtype and got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-5)
 
 
-def test_int_accumulates_in_int64_like_numpy():
+def test_int8_keeps_int8_as_pytensor():
     x = pt.bvector("x")
     X = np.array([100, 100, 100], dtype="int8")
-    np.testing.assert_array_equal(cumsum(x).eval({x: X}), [100, 200, 300])
-    np.testing.assert_array_equal(cumprod(x).eval({x: X}), [100, 10_000, 1_000_000])
+    for fn, np_fn in [(cumsum, np.cumsum), (cumprod, np.cumprod)]:
+        out = fn(x)
+        assert out.type.dtype == "int8"
+        got = out.eval({x: X})
+        assert got.dtype == np.int8
+        np.testing.assert_array_equal(got, np_fn(X, dtype=np.int8))
+
+
+def test_bool_cumsum_is_a_running_or():
+    x = pt.tensor("x", dtype="bool", shape=(4,))
+    X = np.array([False, True, False, False])
+    got = cumsum(x).eval({x: X})
+    assert cumsum(x).type.dtype == "bool" and got.dtype == np.bool_
+    np.testing.assert_array_equal(got, np.cumsum(X, dtype=bool))
 
 
 @pytest.mark.parametrize("fn", [cumsum, cumprod])

@@ -272,10 +272,22 @@ def test_median_nan_static_shape_and_errors():
     X = RNG.normal(size=(3, 4))
     X[1, 2] = np.nan
     np.testing.assert_array_equal(ev(y, {x: X}), np.median(X, axis=1))
-    with pytest.raises(TypeError, match="median: complex"):
-        pt.median(pt.zvector())
     with pytest.raises(ValueError, match="out of bounds"):
         pt.median(x, axis=2)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("n", [3, 4])
+def test_median_of_complex_orders_as_numpy(dtype, n):
+    # as PyTensor's, complex input has a complex median; NumPy orders by real then imaginary part
+    z = pt.tensor("z", dtype=dtype, shape=(2, None))
+    Z = (RNG.integers(-2, 3, size=(2, n)) + 1j * RNG.normal(size=(2, n))).astype(dtype)
+    for axis in [None, 1]:
+        out = pt.median(z, axis=axis)
+        assert out.type.dtype == dtype
+        got = ev(out, {z: Z})
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(got, np.median(Z, axis=axis), rtol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])

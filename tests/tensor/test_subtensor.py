@@ -209,6 +209,12 @@ def test_float_tensor_index_is_an_error() -> None:
     x = pt.dvector("x")
     with pytest.raises(IndexError, match="dtype float64.*only integer and boolean"):
         x[pt.dscalar("f")]
+    # a TypeError too, as PyTensor raises, for code that catches that
+    for bad in [pt.dscalar("f"), pt.fvector("v"), pt.zvector("z")]:
+        with pytest.raises(TypeError, match="only integer and boolean"):
+            x[bad]
+        with pytest.raises(TypeError, match="only integer and boolean"):
+            pt.set_subtensor(x[bad], 1.0)
     with pytest.raises(TypeError, match="slice start in index 0 must be an integer"):
         x[pt.dscalar("f") :]
     with pytest.raises(TypeError, match="cannot index with 'a'"):
@@ -428,12 +434,45 @@ def test_inc_subtensor_value_shape_errors() -> None:
         f(np.zeros((2, 3)), np.ones(1))
 
 
+@pytest.mark.parametrize(
+    "x_dtype, y_dtype, set_",
+    [
+        ("int8", "float32", True),
+        ("int64", "float64", True),
+        ("uint8", "int8", True),
+        ("bool", "int8", True),
+        ("uint8", "int8", False),
+        ("int16", "int64", False),
+    ],
+)
+def test_write_casts_the_value_to_x_dtype_as_pytensor(x_dtype: str, y_dtype: str, set_: bool) -> None:
+    x = pt.tensor("x", dtype=x_dtype, shape=(2, 3))
+    y = pt.tensor("y", dtype=y_dtype, shape=(3,))
+    out = pt.set_subtensor(x[0], y) if set_ else pt.inc_subtensor(x[0], y)
+    assert out.type.dtype == x_dtype
+    X = np.arange(6).reshape(2, 3).astype(x_dtype)
+    Y = np.array([1.7, -2.2, 300.0]).astype(y_dtype)
+    got = function([x, y], out)(X, Y)
+    # NumPy: assignment casts; an integer increment wraps around in x's dtype
+    expected = X.copy()
+    if set_:
+        expected[0] = Y
+    else:
+        expected[0] = (X[0].astype(np.int64) + Y.astype(np.int64)).astype(x_dtype)
+    assert got.dtype == np.dtype(x_dtype)
+    np.testing.assert_array_equal(got, expected)
+
+
 def test_inc_subtensor_dtype_rules() -> None:
     xi = pt.imatrix("xi")
     with pytest.raises(TypeError, match="dtype int32; a value of dtype float64.*upcast"):
         pt.inc_subtensor(xi[0], pt.dvector("y"))
-    with pytest.raises(TypeError, match="upcast"):
-        pt.set_subtensor(xi[0], 1.5)
+    # a set casts any real value to x's dtype, as PyTensor's (and NumPy's assignment)
+    out = pt.set_subtensor(xi[0], 1.5)
+    assert out.type.dtype == "int32"
+    got = out.eval({xi: np.zeros((2, 2), "int32")})
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, [[1, 1], [0, 0]])
     # a constant that fits is given x's dtype; a narrower dtype of the same kind is cast
     xf = pt.fmatrix("xf")
     out = pt.set_subtensor(xf[0], 0.5)

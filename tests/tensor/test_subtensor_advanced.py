@@ -304,7 +304,12 @@ def test_advanced_inc_errors() -> None:
     with pytest.raises(ValueError, match=r"value of shape \(4,\).*indexed shape \(2,\)"):
         pt.set_subtensor(x[[0, 1], [0, 1]], np.ones(4))
     with pytest.raises(TypeError, match="upcast"):
-        pt.set_subtensor(pt.lmatrix("li")[[0]], pt.dvector("d"))
+        pt.inc_subtensor(pt.lmatrix("li")[[0]], pt.dvector("d"))
+    # a set casts the value to x's dtype, as PyTensor's
+    li, d = pt.lmatrix("li"), pt.dvector("d")
+    got = function([li, d], pt.set_subtensor(li[[0]], d))(np.zeros((2, 2), "int64"), np.array([1.5, -2.5]))
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, [[1, -2], [0, 0]])
     xd = pt.dmatrix("xd")
     y = pt.dvector("y")
     f = function([xd, y], pt.set_subtensor(xd[:, [0, 2]], y))

@@ -67,6 +67,7 @@ from arignote.tensor.indexing.index import (
     value_like,
 )
 from arignote.tensor.shape import Shape, batch_length
+from arignote.tensor.ufuncs import cast
 
 __all__ = ["inc_subtensor", "set_subtensor", "take", "slice_at_axis", "flip"]
 
@@ -233,6 +234,21 @@ def _inc_name(set_instead_of_inc: bool) -> str:
     return "set_subtensor" if set_instead_of_inc else "inc_subtensor"
 
 
+def _fit_value_dtype(x: Variable, y: Variable, set_instead_of_inc: bool) -> Variable:
+    """``y`` cast to ``x``'s dtype where PyTensor's write converts it: a set writes any real
+    value as NumPy's assignment does (0.7 into int8 is 0), an increment of integers by integers
+    wraps around in ``x``'s dtype. Other kind changes are left to the Op, which refuses them
+    (an int tensor plus a float one fails when PyTensor runs it)."""
+    xd, yd = np.dtype(x.type.dtype), np.dtype(y.type.dtype)
+    if xd == yd or np.can_cast(yd, xd, "same_kind"):
+        return y
+    if set_instead_of_inc:
+        fits = not (yd.kind == "c" and xd.kind != "c")  # dropping an imaginary part loses data
+    else:
+        fits = yd.kind in "iu" and xd.kind in "iu"
+    return cast(y, xd.name) if fits else y
+
+
 def _undo_new_axes(x: Variable, y: Variable, what: str) -> tuple[Variable, Variable]:
     """For ``x`` = new axes added to an indexed tensor: that tensor, and ``y`` without the
     new axes (their length is 1, so ``y`` must have length 1 there too)."""
@@ -257,7 +273,9 @@ def inc_subtensor(
 ) -> Variable:
     """The tensor indexed by ``x`` (which must be ``t[idx]``), with ``y`` added to that part.
 
-    ``y`` broadcasts to the shape of ``x``; its dtype must fit ``t``'s without an upcast.
+    ``y`` broadcasts to the shape of ``x``; its dtype must fit ``t``'s without an upcast,
+    except that an integer ``y`` is cast to an integer ``t``'s dtype (the sum wraps around, as
+    PyTensor's). With ``set_instead_of_inc`` any real ``y`` is cast to ``t``'s dtype.
     Repeated integer indices accumulate (like ``numpy.add.at``) unless
     ``ignore_duplicates``, where the last write wins (faster). ``set_instead_of_inc``
     writes ``y`` instead (see :func:`set_subtensor`). The input is never modified: the
@@ -273,7 +291,7 @@ def inc_subtensor(
     """
     what = _inc_name(set_instead_of_inc)
     x = as_tensor_variable(x)
-    y = value_like(x, y)
+    y = _fit_value_dtype(x, value_like(x, y), set_instead_of_inc)
     node = x.owner
     if node is not None and isinstance(node.op, DimShuffle) and node.op.is_expand_dims:
         inner = node.inputs[0].owner

@@ -48,6 +48,11 @@ from arignote.tensor.ufuncs import cast, eq, maximum, minimum, switch
 __all__ = ["slice_len", "slice_at_axis", "get_idx_list", "indices_from_subtensor"]
 
 
+class IndexDtypeError(IndexError, TypeError):
+    """An index tensor of a dtype that cannot index (float, complex). It is an IndexError,
+    as NumPy raises, and a TypeError, as PyTensor raises, so either ``except`` catches it."""
+
+
 # --- what an entry is -----------------------------------------------------------------------
 
 
@@ -216,7 +221,7 @@ def _parse_entry(e: Any, pos: int) -> Any:
             "Ellipsis, integer arrays or boolean masks"
         )
     if np.dtype(t.dtype).kind not in "biu":
-        raise IndexError(
+        raise IndexDtypeError(
             f"index {pos} ({e}) has dtype {t.dtype}: only integer and boolean tensors are valid indices"
         )
     if isinstance(e, Constant) and t.ndim == 0 and t.dtype != "bool":

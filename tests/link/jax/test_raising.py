@@ -101,3 +101,22 @@ def test_a_check_is_staged_in_the_program_not_a_host_callback() -> None:
     np.testing.assert_array_equal(f(np.array([5.0])), [10.0])
     pure = jax_function([out], [x])
     assert _may_fail(jax.make_jaxpr(pure)(np.ones(2)).jaxpr)
+
+
+def test_a_staged_check_on_a_device_reads_its_flag_with_the_outputs(monkeypatch) -> None:
+    """Where the outputs live on an accelerator (pretended here), the flag of the staged
+    checks is copied to the host with the outputs, in one round trip; the values and the
+    failed check's error are the same."""
+    from arignote.link.jax import linker
+
+    monkeypatch.setattr(linker, "_off_host", lambda value: True)
+    x = pt.dvector("x")
+    checked = Assert("x must be positive")(x, pt.all(x > 0))
+    f = arignote.function([x], [checked * 2.0, checked.sum()], mode="JAX")
+    for v in ([1.0, 2.0], [3.0, 4.0], [5.0, 6.0]):
+        doubled, total = f(np.array(v))
+        np.testing.assert_array_equal(doubled, np.array(v) * 2)
+        assert total == sum(v)
+    assert f.vm._on_device and f._plain is not None
+    with pytest.raises(AssertionError, match="x must be positive"):
+        f(np.array([1.0, -1.0]))

@@ -4,9 +4,9 @@
 # arignote and of hand-written JAX written out for comparison) and the JAX test-suite.
 # Run from the repository root with a Python that has JAX for the GPU, NumPy, SciPy and
 # pytest (arignote itself comes from the checkout). Results go to $OUT (default
-# /tmp/jax-gpu): devices.txt, bench.txt, bench.json, exit.txt, hlo.tgz (the dumps, packed: the device
-# tool brings back at most 8 files), tests.txt. Each stage has a time limit so
-# that the whole fits in about 9 minutes:
+# /tmp/jax-gpu): devices.txt, bench.txt, bench.json, checks.txt (bench/jax_checks.py),
+# exit.txt, hlo.tgz (the dumps, packed: the device tool brings back at most 8 files),
+# tests.txt. Each stage has a time limit so that the whole fits in about 9 minutes:
 #
 #     bash bench/jax_gpu.sh    (BENCH_ARGS="--compile-repeats 5" passes options to the benchmark)
 set -uo pipefail
@@ -16,6 +16,8 @@ PY="${PYTHON:-python3}"
 mkdir -p "$OUT"
 { nvidia-smi -L; "$PY" -c "import jax, numpy, scipy; print('jax', jax.__version__, 'numpy', numpy.__version__, 'scipy', scipy.__version__, jax.devices())"; } 2>&1 | tee "$OUT/devices.txt"
 timeout 300 "$PY" bench/jax_backend.py ${BENCH_ARGS:-} --out "$OUT/bench.json" --dump-hlo "$OUT/hlo" 2>&1 | tee "$OUT/bench.txt"
+# what a check costs a call: staged in the program, and as a host callback
+timeout 60 "$PY" bench/jax_checks.py 2>&1 | tee "$OUT/checks.txt"
 # a failed check, then exit: the call raises the check's error, and JAX has nothing left to
 # raise at exit (off the CPU it kept the failure in a token: "Exception ignored in atexit")
 "$PY" - >"$OUT/exit.txt" 2>&1 <<'PY'

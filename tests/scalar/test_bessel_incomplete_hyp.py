@@ -472,3 +472,29 @@ def test_hyp2f1_dparams_large_parameters_use_differences():
         for i in range(3)
     ]
     np.testing.assert_allclose(got, want, rtol=1e-9)
+
+
+def test_hyp2f1_nan_argument_where_scipy_crashes():
+    """SciPy's hyp2f1 crashes the process at a NaN z with c == a >= 2**53 and 0 < b < 1;
+    arignote's gives NaN there ((1 - z)**-b, SciPy's value for smaller a), and SciPy's values
+    beside it. Run in a child process, so that a crash fails this test and not the run."""
+    import subprocess
+    import sys
+
+    from arignote.configdefaults import config
+
+    if config.mode == "JAX":
+        # (JAX computes its own hyp2f1, no SciPy: it hangs at a = 1e20, even at z = 0.5)
+        pytest.skip("JAX's hyp2f1 does not call SciPy's, and hangs at these parameters")
+    code = (
+        "import numpy as np, arignote, arignote.tensor as pt\n"
+        "v = [pt.dvector(n) for n in 'abcz']\n"
+        "f = arignote.function(v, pt.hyp2f1(*v))\n"
+        "print(repr(f(*(np.array(x) for x in ([1e20, 1e300, 3.0, 1e20], [0.5, 0.25, 0.5, 0.0],"
+        " [1e20, 1e300, 3.0, 1e20], [np.nan, np.nan, np.nan, np.nan]))).tolist()))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = np.array(eval(done.stdout.strip(), {"nan": np.nan}))  # (a list of floats)
+    # (the last: b == 0, where SciPy gives 1 for any z)
+    np.testing.assert_array_equal(got, [np.nan, np.nan, sp.hyp2f1(3.0, 0.5, 3.0, np.nan), 1.0])

@@ -17,10 +17,11 @@ import numpy as np
 
 from arignote.configdefaults import config
 from arignote.graph.basic import Variable
-from arignote.scalar.special import STIRLING_FROM, STIRLING_SERIES
+from arignote.scalar.special import LAST_BETA_POLE, STIRLING_FROM, STIRLING_SERIES
 from arignote.scalar.type import discrete_types
 from arignote.tensor.conversion import as_tensor_variable
 from arignote.tensor.ufuncs import (
+    abs,
     cast,
     ceil,
     eq,
@@ -28,12 +29,14 @@ from arignote.tensor.ufuncs import (
     gammaln,
     ge,
     gt,
+    isinf,
     isnan,
     le,
     log,
     log1p,
     lt,
     mod,
+    neq,
     switch,
     xlogy0,
 )
@@ -47,7 +50,8 @@ __all__ = ["beta", "betaln", "factorial", "logit", "poch", "xlog1py", "xlogy"]
 def _gamma_sign(x: Variable) -> Variable:
     """The sign of Gamma(x): 1 for x > 0; on (-k, -k + 1), (-1)**k (the poles give +-inf
     anyway). Piecewise constant, so it adds nothing to gradients."""
-    k = ceil(-x)
+    # (the parity of finite negative x only: mod(inf, 2) would warn, and +-inf gives 1)
+    k = ceil(-switch(lt(x, 0) & gt(x, -np.inf), x, 0))
     return switch(gt(x, 0), 1.0, 1.0 - 2.0 * mod(k, 2.0))
 
 
@@ -78,12 +82,15 @@ def _parity_sign(n: Variable) -> Variable:
     return 1.0 - 2.0 * mod(n, 2.0)
 
 
+_LAST_BETA_POLE = LAST_BETA_POLE  # (see there)
+
+
 def _beta_poles(a: Variable, b: Variable) -> tuple[Variable, ...]:
     """Where ``a`` or ``b`` is a pole of Gamma, ``B(a, b)`` as SciPy takes it: with ``p``
     the pole (``a`` if both are) and ``q`` the other argument, an integer ``q`` with
     ``p + q <= 0`` puts a pole of ``Gamma(p + q)`` against it, and the limit is
     ``(-1)**q B(1 - p - q, q)``, finite for ``q > 0``, else ``(-1)**q inf``; any other
-    pole gives ``+inf``.
+    pole (and any below ``_LAST_BETA_POLE``) gives ``+inf``.
 
     Returns ``(pole, finite, sign, x, y)``: where ``finite``, ``B(a, b) = sign B(x, y)``
     with ``x, y > 0``; where ``pole`` but not ``finite``, ``sign * inf``. Elsewhere ``x, y``
@@ -91,11 +98,37 @@ def _beta_poles(a: Variable, b: Variable) -> tuple[Variable, ...]:
     pa = _nonpositive_integer(a)
     pole = pa | _nonpositive_integer(b)
     p, q = switch(pa, a, b), switch(pa, b, a)
-    reduced = pole & eq(q, ceil(q)) & le(p + q, 0)
+    # (q above the last pole too: SciPy takes no limit at q = -inf, nor -1e10; p <= -q, not
+    # p + q <= 0, which would overflow or be inf - inf)
+    reduced = pole & eq(q, ceil(q)) & le(p, -q) & ge(p, _LAST_BETA_POLE) & ge(q, _LAST_BETA_POLE)
     finite = reduced & gt(q, 0)
-    sign = switch(reduced, _parity_sign(q), 1.0)
-    one = _const(1.0, p + q)
-    return pole, finite, sign, switch(finite, 1 - p - q, one), switch(finite, q, one)
+    sign = _parity_sign(switch(reduced, q, 0))
+    pf, qf = switch(finite, p, -1), switch(finite, q, 1)
+    return pole, finite, sign, 1 - pf - qf, qf
+
+
+def _gammaln(x: Variable) -> Variable:
+    """``gammaln``, with ``-log |x|`` where ``0 < |x| < 1e-300``: there the two agree to
+    rounding (the next term is Euler's constant times ``x``), and SciPy's ``gammaln`` is inf
+    below 5.6e-309 (where ``1 / x`` overflows)."""
+    tiny = lt(abs(x), 1e-300) & neq(x, 0)
+    return switch(tiny, -log(abs(switch(tiny, x, 1))), gammaln(x))
+
+
+def _beta_infinite(a: Variable, b: Variable, pole: Variable) -> tuple[Variable, Variable]:
+    """Where one argument is ``+inf`` and neither a pole of Gamma: ``(infinite, o)``, ``o``
+    the other argument there (else 1). ``B(inf, o)`` is the limit of ``Gamma(o) a**-o``:
+    0 for ``o > 0``, ``+-inf`` (the sign of ``Gamma(o)``) for ``o < 0``, NaN for ``o`` inf
+    or NaN, as in SciPy."""
+    inf_a = eq(a, np.inf)
+    infinite = (inf_a | eq(b, np.inf)) & ~pole
+    return infinite, switch(infinite, switch(inf_a, b, a), _const(1.0, a + b))
+
+
+def _betaln_infinite(o: Variable) -> Variable:
+    """``log |B(inf, o)|`` (see :func:`_beta_infinite`)."""
+    inf = _const(np.inf, o)  # (of o's dtype: Python's inf alone would make float64)
+    return switch(isnan(o) | isinf(o), _const(np.nan, o), switch(gt(o, 0), -inf, inf))
 
 
 def _betaln_regular(a: Variable, b: Variable) -> Variable:
@@ -109,11 +142,12 @@ def _betaln_regular(a: Variable, b: Variable) -> Variable:
     # each branch computed on inputs that are valid for it, so that the branch not taken
     # gives neither NaN values nor NaN gradients
     xs, ys = switch(far, x, _const(1.0, x)), switch(far, y, _const(STIRLING_FROM, y))
+    xn, yn = switch(far, _const(1.0, x), x), switch(far, _const(1.0, y), y)
     half = _const(0.5, ys)
     ratio = (
         -xs * log(ys) - (xs + ys - half) * log1p(xs / ys) + xs + _stirling_tail(ys) - _stirling_tail(xs + ys)
     )
-    return switch(far, gammaln(xs) + ratio, gammaln(a) + gammaln(b) - gammaln(a + b))
+    return switch(far, gammaln(xs) + ratio, _gammaln(xn) + _gammaln(yn) - _gammaln(xn + yn))
 
 
 def betaln(a: Any, b: Any) -> Variable:
@@ -129,8 +163,11 @@ def betaln(a: Any, b: Any) -> Variable:
     of ``Gamma(a + b)`` against it), else ``inf``."""
     a, b = as_tensor_variable(a), as_tensor_variable(b)
     pole, finite, _, x, y = _beta_poles(a, b)
+    infinite, o = _beta_infinite(a, b, pole)
     one = _const(1.0, a + b)
-    regular = _betaln_regular(switch(pole, one, a), switch(pole, one, b))
+    safe = pole | infinite
+    regular = _betaln_regular(switch(safe, one, a), switch(safe, one, b))
+    regular = switch(infinite, _betaln_infinite(o), regular)
     return switch(finite, _betaln_regular(x, y), switch(pole, np.inf, regular))
 
 
@@ -141,12 +178,21 @@ def beta(a: Any, b: Any) -> Variable:
     ``Gamma(b)``, SciPy's limits (``beta(-3, 3) = -1/3``, ``beta(-1, 2) = inf``)."""
     a, b = as_tensor_variable(a), as_tensor_variable(b)
     pole, _, pole_sign, _, _ = _beta_poles(a, b)
+    infinite, o = _beta_infinite(a, b, pole)
     one = _const(1.0, a + b)
-    a_s, b_s = switch(pole, one, a), switch(pole, one, b)
+    safe = pole | infinite
+    a_s, b_s = switch(safe, one, a), switch(safe, one, b)
     # (at a pole of Gamma(a + b) alone B is a zero, whose sign SciPy takes from Gamma(a) Gamma(b))
     top_sign = switch(_nonpositive_integer(a_s + b_s), 1.0, _gamma_sign(a_s + b_s))
-    sign = switch(pole, pole_sign, _gamma_sign(a_s) * _gamma_sign(b_s) * top_sign)
-    return sign * exp(betaln(a, b))
+    sign = switch(infinite, _gamma_sign(o), _gamma_sign(a_s) * _gamma_sign(b_s) * top_sign)
+    sign = switch(pole, pole_sign, sign)
+    return sign * _exp(betaln(a, b))
+
+
+def _exp(x: Variable) -> Variable:
+    """``exp(x)``, ``inf`` without an overflow warning where it overflows."""
+    big = gt(x, np.log(np.finfo(x.type.dtype).max))
+    return switch(big, np.inf, exp(switch(big, 0, x)))
 
 
 def poch(z: Any, m: Any) -> Variable:

@@ -291,7 +291,8 @@ class Log1mexp(FloatUnary):
     @staticmethod
     def ufunc(x: Any, dtype: Any = None) -> Any:
         x = np.asarray(x, dtype=dtype) if dtype is not None else np.asarray(x)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        # (silent as SciPy's functions: expm1 overflows for large x > 0, where the value is NaN)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             near_zero = x > -np.log(np.asarray(2, x.dtype))
             return np.where(near_zero, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
 

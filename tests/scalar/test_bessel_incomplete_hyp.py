@@ -202,6 +202,25 @@ def test_kn_and_chi2sf():
     np.testing.assert_allclose(out.eval({xf: xs.astype("float32")}), sp.chdtrc(1, xs), rtol=1e-6)
 
 
+def test_chi2sf_edges_as_scipys_chdtrc():
+    """chi2sf on a grid of edges gives SciPy's chdtrc: NaN for x < 0 (the least subnormal
+    too, whose half is -0.0, where gammaincc is 1), 1 at x = 0, NaN for k <= 0 or NaN."""
+    from arignote.configdefaults import config
+
+    edges = np.array([-np.inf, -1.0, -5e-324, -0.0, 0.0, 1e-300, 0.5, 1.0, 3.0, 100.0, 1e300, np.inf, np.nan])
+    if config.mode == "JAX":
+        edges = edges[edges != -5e-324]  # (XLA flushes subnormals to 0)
+    xs, ks = (np.ravel(g) for g in np.meshgrid(edges, edges))
+    x, k = pt.dvector("x"), pt.dvector("k")
+    with pytest.warns(FutureWarning):
+        out = pt.chi2sf(x, k)
+    with np.errstate(all="raise", under="ignore"):
+        got = function([x, k], out)(xs, ks)
+    want = sp.chdtrc(ks, xs)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
 # --- dtypes and errors ------------------------------------------------------------------------
 
 

@@ -24,6 +24,7 @@ from arignote.tensor.ufuncs import (
     abs,
     cast,
     ceil,
+    cos,
     eq,
     exp,
     gammaln,
@@ -37,6 +38,8 @@ from arignote.tensor.ufuncs import (
     lt,
     mod,
     neq,
+    round_half_to_even,
+    sin,
     switch,
     xlogy0,
 )
@@ -195,36 +198,97 @@ def _exp(x: Variable) -> Variable:
     return switch(big, np.inf, exp(switch(big, 0, x)))
 
 
+def _sinpi(x: Variable) -> Variable:
+    """``sin(pi x)`` for finite ``x``, reduced exactly first (``x - 2 round(x / 2)`` and
+    ``+-1 - r`` are exact in binary floating point), so that it keeps its digits near the
+    integers, where ``sin(pi * x)`` would not."""
+    r = x - 2 * round_half_to_even(x / 2)  # in [-1, 1]
+    near_one = gt(abs(r), 0.5)
+    return sin(_const(np.pi, x) * switch(near_one, switch(gt(r, 0), 1 - r, -1 - r), r))
+
+
+def _log_gamma_ratio(u: Variable, m: Variable, v: Variable) -> tuple[Variable, Variable]:
+    """``(log |Gamma(v) / Gamma(u)|, its sign)`` for ``u`` and ``v = u + m`` off the poles
+    (``v`` given, where ``u + m`` would round; where ``u`` and ``v`` are at least ``STIRLING_FROM``, the
+    difference of the log-Gammas comes from Stirling's series, with ``m`` itself, as in
+    :func:`betaln`: ``gammaln(1e300 + 0.5) - gammaln(1e300)`` would be 0, not 345.4)."""
+    # (not where v < u / 2: there m / u nears -1, m - (v - u) is not 0 after rounding, and
+    # the log-Gammas do not cancel anyway)
+    far = ge(u, STIRLING_FROM) & ge(v, STIRLING_FROM) & ge(v, 0.5 * u)
+    uf, mf = switch(far, u, STIRLING_FROM), switch(far, m, 0)
+    half = _const(0.5, uf)
+    stirling = (
+        mf * log(uf) + (uf + mf - half) * log1p(mf / uf) - mf + _stirling_tail(uf + mf) - _stirling_tail(uf)
+    )
+    un, vn = switch(far, 1, u), switch(far, 1, v)
+    near = _gammaln(vn) - _gammaln(un)
+    return switch(far, stirling, near), _gamma_sign(vn) * _gamma_sign(un)
+
+
 def poch(z: Any, m: Any) -> Variable:
     """The Pochhammer symbol (rising factorial) ``Gamma(z + m) / Gamma(z)``
     (``scipy.special.poch``), computed through ``gammaln`` with the signs of the Gammas.
 
-    At the poles, SciPy's values: where ``z`` and ``z + m`` are both poles the ratio's limit
-    ``(-1)**m Gamma(1 - z) / Gamma(1 - z - m)`` (``poch(-3, 3) = -6``, the product
+    Where ``z + m < 0`` and ``z < 0`` or ``m`` is an integer, it is taken by the reflection
+    formula as ``S Gamma(1 - z) / Gamma(1 - z - m)``, ``S`` being ``(-1)**m`` for an integer
+    ``m`` and ``sin(pi z) / sin(pi (z + m))`` otherwise: the sum ``z + m`` is not rounded
+    onto a pole (``poch(1e-300, -1) = -1``, ``poch(1e-10, -2) = 1 / ((z - 1)(z - 2))``), and
+    large negative ``z`` keep their digits (``poch(-1e10 - 0.5, 1) = z``). Where ``z`` and
+    ``z + m`` are large, the ratio comes from Stirling's series (as in :func:`betaln`):
+    ``poch(1e300, 0.5)`` is ``1e150``.
+
+    At the poles, SciPy's values: where ``z`` and ``z + m`` are both poles (``m`` an integer)
+    the ratio's limit, by the same formula (``poch(-3, 3) = -6``, the product
     ``z (z + 1) ... (z + m - 1)``); where only ``z`` is, 0; where only ``z + m`` is, ``inf``.
-    Where ``z`` and ``z + m`` are large, the ratio comes from Stirling's series (as in
-    :func:`betaln`): ``poch(1e300, 0.5)`` is ``1e150``."""
+    ``poch(z, 0)`` is 1 for every ``z`` (NaN too), ``poch(z, inf)`` is ``inf`` times the sign
+    of ``1 / Gamma(z)``, ``poch(inf, m)`` is ``inf`` for ``m > 0`` and 0 for ``m < 0``;
+    other infinities (``z = -inf``, ``m = -inf``, ``poch(inf, inf)``) and NaNs give NaN."""
     z, m = as_tensor_variable(z), as_tensor_variable(m)
-    top = z + m
-    pz, ptop = _nonpositive_integer(z), _nonpositive_integer(top)
-    both = pz & ptop
+    finite = ~(isinf(z) | isnan(z) | isinf(m) | isnan(m))
     # (each branch on inputs valid for it, see betaln; Python numbers keep the inputs' dtype,
     # so that the result's is gammaln's of it, as before)
-    zb, mb = switch(both, z, 0), switch(both, m, 0)
-    limit = _parity_sign(mb) * exp(gammaln(1 - zb) - gammaln(1 - zb - mb))
-    zr, topr = switch(pz | ptop, 1, z), switch(pz | ptop, 1, top)
-    # where z and z + m are at least STIRLING_FROM, the difference of their log-Gammas from
-    # Stirling's series (gammaln(1e300 + 0.5) - gammaln(1e300) would be 0, not 345.4)
-    far = ge(zr, STIRLING_FROM) & ge(topr, STIRLING_FROM)
-    zf = switch(far, zr, STIRLING_FROM)
-    mf = switch(far, m, 0)  # (m itself: z + m - z loses it where z is large)
-    half = _const(0.5, zf)
-    stirling = (
-        mf * log(zf) + (zf + mf - half) * log1p(mf / zf) - mf + _stirling_tail(zf + mf) - _stirling_tail(zf)
-    )
-    log_ratio = switch(far, stirling, gammaln(topr) - gammaln(zr))
-    regular = _gamma_sign(topr) * _gamma_sign(zr) * exp(log_ratio)
-    return switch(both, limit, switch(pz, 0.0, switch(ptop, np.inf, regular)))
+    zf, mf = switch(finite, z, 1), switch(finite, m, 1)
+    top = zf + mf
+    m_int = eq(mf, ceil(mf))
+    z_int = eq(zf, ceil(zf))
+    pz = _nonpositive_integer(zf)
+    # (for an integer m, z + m is a pole only with z an integer: 1e-300 - 1 rounds to one)
+    ptop = switch(m_int, z_int & le(zf, -mf), ~z_int & _nonpositive_integer(top))
+    both = pz & ptop
+    # reflected: S Gamma(1 - z) / Gamma(1 - z - m), 1 - z - m > 1 (also the limit at both poles)
+    reflect = both | (~pz & ~ptop & lt(top, 0) & (lt(zf, 0) | m_int))
+    zr, mr = switch(reflect, zf, 0), switch(reflect, mf, 0)
+    # (1 - (z + m): z + m is exact where it cancels, poch(-1e300, 1e300) = Gamma(1e300 + 1))
+    log_r, sign_r = _log_gamma_ratio(1 - (zr + mr), mr, 1 - zr)
+    s_z, s_top = _sinpi(switch(reflect & ~m_int, zr, 0.5)), _sinpi(switch(reflect & ~m_int, zr + mr, 0.5))
+    # (sin(pi z) / sin(pi (z + m)) is (-1)**m for an integer m; a quotient of two logs would
+    # lose the digits of a tiny sin: computed directly, it is at most 1 / sin(pi ulp) in size)
+    # For an integer m, (-1)**m, with the derivative of the quotient in m, -S pi cot(pi z)
+    # (its derivative in z is 0), carried by m - zero_grad(m), which is 0; cot(pi z) only where
+    # |z| >= 1e-300 (beyond, it would overflow, and 0 * inf be NaN) and off the poles.
+    from arignote._gradient.ops import zero_grad  # (a cycle at import time)
+
+    zc = switch(reflect & m_int & ~both & ge(abs(zr), 1e-300), zr, 0.5)
+    r = zc - 2 * round_half_to_even(zc / 2)
+    cot = cos(_const(np.pi, zc) * r) / _sinpi(zc)
+    parity = _parity_sign(zero_grad(switch(m_int, mr, 0)))  # (mod's derivative is 1, parity's 0)
+    s_int = parity * (1 - _const(np.pi, zc) * cot * (mr - zero_grad(mr)))
+    s = switch(m_int, s_int, s_z / s_top)
+    reflected = s * sign_r * _exp(log_r)
+    regular = ~pz & ~ptop & ~reflect
+    zg, mg = switch(regular, zf, 1), switch(regular, mf, 0)
+    log_g, sign_g = _log_gamma_ratio(zg, mg, zg + mg)
+    value = switch(reflect, reflected, switch(pz, 0.0, switch(ptop, np.inf, sign_g * _exp(log_g))))
+    # the infinities and NaNs (see above)
+    nan = as_tensor_variable(np.asarray(np.nan, dtype=value.type.dtype))  # (Python's: float64)
+    regular_z = lt(z, 0) & ~_nonpositive_integer(z)  # (finite: -inf is taken for a pole)
+    m_inf = switch(gt(z, 0) & ~isinf(z), np.inf, nan)
+    m_inf = switch(regular_z, _gamma_sign(switch(regular_z, z, 1)) * np.inf, m_inf)
+    z_inf = switch(gt(m, 0), np.inf, 0.0)
+    edge = switch(eq(m, np.inf), m_inf, switch(eq(z, np.inf) & ~isinf(m) & ~isnan(m), z_inf, nan))
+    # a pole z gives 0 whatever m is (NaN and +-inf too), as in SciPy
+    edge = switch(_nonpositive_integer(z) & gt(z, -np.inf), 0.0, edge)
+    return switch(eq(m, 0), 1.0, switch(finite, value, edge))
 
 
 def factorial(n: Any) -> Variable:

@@ -179,6 +179,17 @@ class Hyp2F1(_SciPyImpl, ScalarOp):
     nin = 4
     ufunc = LazyAttribute("scipy.special", "hyp2f1")
 
+    def impl(self, *args: Any) -> Any:
+        a, b, c, z = (np.asarray(x) for x in args)
+        # SciPy's hyp2f1 crashes the process (SciPy 1.17) at a real NaN z with c == a >= 2**53
+        # and 0 < b < 1. There 2F1(a, b; a; z) = (1 - z)**-b is NaN (SciPy's value below
+        # 2**53), so those elements get NaN and SciPy gets z = 0 in their place.
+        crash = np.isnan(z) & np.isreal(z) & (c == a) & (a >= 2.0**53) & (b > 0) & (b < 1)
+        if not np.any(crash):
+            return super().impl(*args)
+        result = np.asarray(super().impl(a, b, c, np.where(crash, np.zeros((), z.dtype), z)))
+        return np.where(crash, np.asarray(np.nan, result.dtype), result)[()]
+
     def L_op(
         self, inputs: Sequence[Variable], outputs: Sequence[Variable], grads: Sequence[Variable]
     ) -> list:

@@ -35,18 +35,23 @@ from arignote.scalar.basic import (
     exp,
     ge,
     gt,
+    invert,
     isinf,
+    isnan,
     le,
     log,
     log1p,
+    lt,
     mul,
     neg,
+    neq,
     or_,
     sqr,
     sub,
     switch,
     true_div,
 )
+from arignote.scalar.basic import abs as abs_
 from arignote.scalar.basic import expm1 as _expm1
 from arignote.scalar.op import ScalarOp, float_dtype_for, upgrade_to_float, upgrade_to_float_no_complex
 from arignote.scalar.scipy_impl import _Float64Impl, _half
@@ -286,7 +291,8 @@ class Log1mexp(FloatUnary):
     @staticmethod
     def ufunc(x: Any, dtype: Any = None) -> Any:
         x = np.asarray(x, dtype=dtype) if dtype is not None else np.asarray(x)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        # (silent as SciPy's functions: expm1 overflows for large x > 0, where the value is NaN)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             near_zero = x > -np.log(np.asarray(2, x.dtype))
             return np.where(near_zero, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
 
@@ -404,6 +410,10 @@ owens_t = OwensT(upgrade_to_float_no_complex, name="owens_t")
 Owens_t = OwensT  # PyTensor's name of the class
 
 
+#: SciPy's beta and betaln take their limits at the poles of Gamma only above this one (as C
+#: ints); at the poles below (-1e10, -inf) they are +inf
+LAST_BETA_POLE = -(2.0**31 - 2)
+
 #: from this larger argument and sum on, betaln takes the difference of the two large log-Gammas
 #: from Stirling's series (these five terms: at 10 the next one is 2e-14 of the result)
 STIRLING_FROM = 10.0
@@ -426,10 +436,17 @@ def _betaln_regular(a: Variable, b: Variable) -> Variable:
     x, y = switch(in_order, a, b), switch(in_order, b, a)
     far = and_(ge(add(x, y), _const(STIRLING_FROM, y)), ge(y, _const(STIRLING_FROM, y)))
     xs, ys = switch(far, x, _const(1.0, x)), switch(far, y, _const(STIRLING_FROM, y))
+    xn, yn = switch(far, _const(1.0, x), x), switch(far, _const(1.0, y), y)
     spread = mul(sub(add(xs, ys), _const(0.5, ys)), log1p(true_div(xs, ys)))
     ratio = add(sub(neg(mul(xs, log(ys))), spread), xs)
     ratio = sub(add(ratio, _stirling_tail(ys)), _stirling_tail(add(xs, ys)))
-    return switch(far, add(gammaln(xs), ratio), sub(add(gammaln(a), gammaln(b)), gammaln(add(a, b))))
+    return switch(far, add(gammaln(xs), ratio), sub(add(_gammaln(xn), _gammaln(yn)), _gammaln(add(xn, yn))))
+
+
+def _gammaln(x: Variable) -> Variable:
+    """``gammaln``, with ``-log |x|`` where ``0 < |x| < 1e-300`` (as the tensor betaln's)."""
+    tiny = and_(lt(abs_(x), _const(1e-300, x)), neq(x, _const(0.0, x)))
+    return switch(tiny, neg(log(abs_(switch(tiny, x, _const(1.0, x))))), gammaln(x))
 
 
 def _nonpositive_integer(x: Variable) -> Variable:
@@ -448,9 +465,21 @@ def betaln(a: Any, b: Any) -> Variable:
     pa = _nonpositive_integer(a)
     pole = or_(pa, _nonpositive_integer(b))
     p, q = switch(pa, a, b), switch(pa, b, a)
-    finite = and_(and_(pole, eq(q, ceil(q))), and_(le(add(p, q), _const(0.0, q)), gt(q, _const(0.0, q))))
+    last = _const(LAST_BETA_POLE, q)
+    in_range = and_(ge(p, last), ge(q, last))
+    reduced = and_(and_(pole, eq(q, ceil(q))), and_(le(p, neg(q)), in_range))
+    finite = and_(reduced, gt(q, _const(0.0, q)))
     one = _const(1.0, add(a, b))
-    x, y = switch(finite, sub(sub(_const(1.0, q), p), q), one), switch(finite, q, one)
+    pf, qf = switch(finite, p, neg(one)), switch(finite, q, one)
+    # where one argument is +inf (and no pole): log |B| -> -inf for the other > 0, +inf below
+    inf_a = eq(a, _const(np.inf, a))
+    infinite = and_(or_(inf_a, eq(b, _const(np.inf, b))), invert(pole))
+    o = switch(inf_a, b, a)
+    inf = _const(np.inf, one)
+    at_inf = switch(
+        or_(isnan(o), isinf(o)), _const(np.nan, one), switch(gt(o, _const(0.0, o)), neg(inf), inf)
+    )
     # (each branch on inputs valid for it, so that the branches not taken stay finite)
-    regular = _betaln_regular(switch(pole, one, a), switch(pole, one, b))
-    return switch(finite, _betaln_regular(x, y), switch(pole, _const(np.inf, one), regular))
+    safe = or_(pole, infinite)
+    regular = switch(infinite, at_inf, _betaln_regular(switch(safe, one, a), switch(safe, one, b)))
+    return switch(finite, _betaln_regular(sub(sub(one, pf), qf), qf), switch(pole, inf, regular))

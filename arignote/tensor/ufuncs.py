@@ -375,7 +375,10 @@ def chi2sf(x: Any, k: Any) -> Variable:
     warnings.warn("chi2sf is deprecated; use gammaincc(k / 2, x / 2)", FutureWarning, stacklevel=2)
     # Python's division first: a Python number k stays a number (k=1 gives the constant 0.5,
     # float32, so a float32 x keeps a float32 result, as in PyTensor)
-    return gammaincc(k / 2, x / 2)
+    out = gammaincc(k / 2, x / 2)
+    # NaN for x < 0, as SciPy's chdtrc: x / 2 of the least subnormal, -5e-324, would be -0.0
+    nan_out = as_tensor_variable(np.asarray(np.nan, dtype=out.type.dtype))
+    return switch(lt(x, 0), nan_out, out)
 
 
 # NumPy's names for the comparisons (the same Elemwise Ops)

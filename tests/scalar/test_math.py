@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import decimal
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -12,6 +13,8 @@ import scipy.special as sp
 
 import arignote.scalar as ps
 import arignote.scalar.math as psm
+import arignote.tensor as pt
+from arignote.compile.function import function
 from arignote.scalar.type import get_scalar_type
 from tests.scalar.oracle import ALL_DTYPES, check_op, edge_values
 
@@ -244,3 +247,21 @@ def test_edge_values_of_gamma_family():
     for av, yv in ((0.5, 0.1), (3.0, 2.0), (10.0, 30.0)):
         assert total.eval({a: av, y: yv}) == pytest.approx(1.0)
     assert edge_values("float64").size > 20
+
+
+def test_log1mexp_edges_are_silent():
+    """log1mexp on the edges: -0.0 and 0 give -inf, x > 0 NaN (1e308 too, where expm1
+    overflows), -inf gives -0.0; with no warning (as SciPy's functions give none)."""
+    x = pt.dvector("x")
+    # (no subnormals: XLA flushes them to 0)
+    xs = np.array([-np.inf, -1e308, -800.0, -1.0, -1e-300, -0.0, 0.0, 1e-300, 1.0, 1e308, np.inf, np.nan])
+    f = function([x], pt.log1mexp(x))
+    with np.errstate(all="raise", under="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = f(xs)
+    with np.errstate(all="ignore"):
+        want = np.where(xs > -np.log(2), np.log(-np.expm1(xs)), np.log1p(-np.exp(xs)))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.signbit(got[~np.isnan(want)]), np.signbit(want[~np.isnan(want)]))
+    # (rtol: under JAX, XLA's log1p(-exp(-1)) is 3 ulps off NumPy's)
+    np.testing.assert_allclose(got, want, rtol=4e-15)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.special as sp
 
 jax = pytest.importorskip("jax")
 
@@ -84,3 +85,16 @@ def test_scalar_op_matches_the_reference(name: str) -> None:
                 np.testing.assert_array_equal(g, w, err_msg=f"{name} {dtype}")
         checked += 1
     assert checked, f"{name}: no dtype was checked"
+
+
+def test_hyp2f1_is_scipys_where_jax_scipys_never_returns() -> None:
+    """jax.scipy's hyp2f1 does not return for a or c of 1e15 and more, and gives 0.5 for a
+    divergent series: under JAX, hyp2f1 is SciPy's on the host, as its parameter
+    derivatives are."""
+    a, b, c, z = (pt.dvector(n) for n in "abcz")
+    f = arignote.function([a, b, c, z], pt.hyp2f1(a, b, c, z), mode="JAX")
+    vals = [
+        np.array(v)
+        for v in ([1e20, 3.0, 1e5, 2.0], [0.5, 0.5, 0.5, 1.5], [3.0, 1e20, 1e5, 4.0], [0.5, 0.5, -3.0, -0.25])
+    ]
+    np.testing.assert_allclose(f(*vals), sp.hyp2f1(*vals), rtol=1e-14, equal_nan=True)

@@ -264,15 +264,15 @@ def poch(z: Any, m: Any) -> Variable:
     # (sin(pi z) / sin(pi (z + m)) is (-1)**m for an integer m; a quotient of two logs would
     # lose the digits of a tiny sin: computed directly, it is at most 1 / sin(pi ulp) in size)
     # For an integer m, (-1)**m, with the derivative of the quotient in m, -S pi cot(pi z)
-    # (its derivative in z is 0), carried by m - zero_grad(m), which is 0; cot(pi z) only where
-    # |z| >= 1e-300 (beyond, it would overflow, and 0 * inf be NaN) and off the poles.
-    from arignote._gradient.ops import zero_grad  # (a cycle at import time)
-
+    # (its derivative in z is 0), carried by m - round(m), which is 0 with derivative 1
+    # (rounding's is 0); cot(pi z) only where |z| >= 1e-300 (beyond, it would overflow, and
+    # 0 * inf be NaN) and off the poles.
     zc = switch(reflect & m_int & ~both & ge(abs(zr), 1e-300), zr, 0.5)
     r = zc - 2 * round_half_to_even(zc / 2)
     cot = cos(_const(np.pi, zc) * r) / _sinpi(zc)
-    parity = _parity_sign(zero_grad(switch(m_int, mr, 0)))  # (mod's derivative is 1, parity's 0)
-    s_int = parity * (1 - _const(np.pi, zc) * cot * (mr - zero_grad(mr)))
+    # (of the rounded m: mod's derivative is 1, the parity's must be 0)
+    parity = _parity_sign(round_half_to_even(switch(m_int, mr, 0)))
+    s_int = parity * (1 - _const(np.pi, zc) * cot * (mr - round_half_to_even(mr)))
     s = switch(m_int, s_int, s_z / s_top)
     reflected = s * sign_r * _exp(log_r)
     regular = ~pz & ~ptop & ~reflect

@@ -27,7 +27,7 @@ from arignote.link.jax import jax_function
 from arignote.raise_op import Assert
 
 
-def _best(call: Callable[[], object], calls: int) -> float:
+def _per_call(call: Callable[[], object], calls: int) -> float:
     start = time.perf_counter()
     for _ in range(calls):
         call()
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     best = dict.fromkeys(calls, float("inf"))
     for _ in range(opts.rounds):
         for name, call in calls.items():
-            best[name] = min(best[name], _best(call, opts.calls))
+            best[name] = min(best[name], _per_call(call, opts.calls))
     print(f"JAX {jax.__version__} on {[str(d) for d in jax.devices()]}; exp(x).sum() of {opts.size} values")
     for name, seconds in best.items():
         print(f"{name:26s} {seconds * 1e6:9.1f} µs per call")

@@ -75,6 +75,14 @@ def _stirling_tail(x: Variable) -> Variable:
     return r * tail
 
 
+def _stirling_log_ratio(u: Variable, m: Variable) -> Variable:
+    """``gammaln(u + m) - gammaln(u)`` from Stirling's series, for ``u`` and ``u + m`` at least
+    ``STIRLING_FROM``: ``m log u + (u + m - 1/2) log1p(m / u) - m`` plus the series' tails,
+    where the difference of the two large log-Gammas would cancel to nothing."""
+    half = _const(0.5, u)
+    return m * log(u) + (u + m - half) * log1p(m / u) - m + _stirling_tail(u + m) - _stirling_tail(u)
+
+
 def _nonpositive_integer(x: Variable) -> Variable:
     """Where ``x`` is 0, -1, -2, ...: the poles of Gamma."""
     return le(x, 0) & eq(x, ceil(x))
@@ -146,11 +154,9 @@ def _betaln_regular(a: Variable, b: Variable) -> Variable:
     # gives neither NaN values nor NaN gradients
     xs, ys = switch(far, x, _const(1.0, x)), switch(far, y, _const(STIRLING_FROM, y))
     xn, yn = switch(far, _const(1.0, x), x), switch(far, _const(1.0, y), y)
-    half = _const(0.5, ys)
-    ratio = (
-        -xs * log(ys) - (xs + ys - half) * log1p(xs / ys) + xs + _stirling_tail(ys) - _stirling_tail(xs + ys)
+    return switch(
+        far, gammaln(xs) - _stirling_log_ratio(ys, xs), _gammaln(xn) + _gammaln(yn) - _gammaln(xn + yn)
     )
-    return switch(far, gammaln(xs) + ratio, _gammaln(xn) + _gammaln(yn) - _gammaln(xn + yn))
 
 
 def betaln(a: Any, b: Any) -> Variable:
@@ -216,13 +222,9 @@ def _log_gamma_ratio(u: Variable, m: Variable, v: Variable) -> tuple[Variable, V
     # the log-Gammas do not cancel anyway)
     far = ge(u, STIRLING_FROM) & ge(v, STIRLING_FROM) & ge(v, 0.5 * u)
     uf, mf = switch(far, u, STIRLING_FROM), switch(far, m, 0)
-    half = _const(0.5, uf)
-    stirling = (
-        mf * log(uf) + (uf + mf - half) * log1p(mf / uf) - mf + _stirling_tail(uf + mf) - _stirling_tail(uf)
-    )
     un, vn = switch(far, 1, u), switch(far, 1, v)
     near = _gammaln(vn) - _gammaln(un)
-    return switch(far, stirling, near), _gamma_sign(vn) * _gamma_sign(un)
+    return switch(far, _stirling_log_ratio(uf, mf), near), _gamma_sign(vn) * _gamma_sign(un)
 
 
 def poch(z: Any, m: Any) -> Variable:

@@ -377,6 +377,8 @@ class JAXRunner:
                         self._jitted = None
                         jitted = self._jit()
                 failed, results = jitted(*args)
+                # (on a device, reading the flag starts the outputs' copies: see _flag_failed)
+                copying = failed is not None and self._on_device
                 if failed is not None and self._flag_failed(failed, results):
                     self._replay(args)
                 if not self._settled or self._runs_host_code:
@@ -410,7 +412,7 @@ class JAXRunner:
             self._async_copies = self._async_copies and self._on_device
             if self._runs_host_code is None:  # (the trace is jax.jit's cached one)
                 self._runs_host_code = _may_fail(jitted.trace(*args).jaxpr.jaxpr)
-        if self._async_copies:
+        if self._async_copies and not copying:
             for k in self.host_outputs:
                 copy = getattr(results[k], "copy_to_host_async", None)
                 if copy is not None:
